@@ -1,0 +1,85 @@
+#pragma once
+// Strata's public engine API: the one entry point the CLI, the app and the server use.
+// Every function reports failure by throwing strata::Error with a message for the user.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "strata/error.h"
+
+namespace strata {
+
+// F32: every weight widened to f32 (the exact path). Native: weights stay in their stored
+// 16-bit format in memory and are widened inside the kernels (same values, half the RAM).
+enum class Precision { F32, Native };
+
+// Multi-head latent attention form; Automatic picks the cheaper per batch (absorbed for decode,
+// expanded for prefill). The two are mathematically identical.
+enum class AttentionForm { Automatic, Expanded, Absorbed };
+
+struct EngineSettings {
+  int threads = 0;  // 0: OpenMP's default (all cores)
+  Precision precision = Precision::F32;
+  AttentionForm attentionForm = AttentionForm::Automatic;
+  // Diagnostics: attend to every visible key, ignoring the DSA indexer's top-k.
+  bool denseAttention = false;
+};
+
+struct ModelInfo {
+  std::filesystem::path directory;
+  int vocabSize = 0;
+  int hiddenSize = 0;
+  int layerCount = 0;
+  bool hasMtp = false;
+  std::vector<int> eosTokenIds;
+  int64_t residentBytes = 0;  // weights held in memory
+};
+
+// One conversation: its own KV cache over the shared weights.
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  struct StepResult {
+    std::vector<float> logits;  // [tokens x vocab]
+    std::vector<float> hidden;  // final-normed hidden states [tokens x hidden] (MTP input)
+  };
+
+  // Appends tokens after everything seen so far and returns their logits.
+  virtual StepResult append(std::span<const int32_t> tokens) = 0;
+
+  // MTP draft logits [rows x vocab]: row i combines hidden[i] (the main model's hidden state
+  // at position p = mtpLength() + i) with the token at p+1 (nextTokens[i]) and predicts p+2.
+  virtual std::vector<float> appendMtp(std::span<const float> hidden,
+                                       std::span<const int32_t> nextTokens) = 0;
+
+  // Greedy decoding: appends the prompt, then up to maxNew argmax tokens (stopping after an
+  // end-of-sequence token). onToken, if set, sees each new token as it is produced.
+  virtual std::vector<int32_t> generateGreedy(std::span<const int32_t> prompt, int maxNew,
+                                              const std::function<void(int32_t)>& onToken = {}) = 0;
+
+  virtual int64_t length() const = 0;
+  virtual int64_t mtpLength() const = 0;
+  // Forgets everything after the first `tokens` tokens (edit, regenerate).
+  virtual void truncate(int64_t tokens) = 0;
+  virtual int64_t kvBytes() const = 0;
+};
+
+class Engine {
+ public:
+  static std::unique_ptr<Engine> open(const std::filesystem::path& modelDir,
+                                      const EngineSettings& settings = {});
+  virtual ~Engine() = default;
+
+  virtual const ModelInfo& info() const = 0;
+  virtual std::unique_ptr<Session> newSession() = 0;
+};
+
+// Index of the largest logit; ties go to the lowest index.
+int32_t argmax(std::span<const float> logits);
+
+}  // namespace strata

@@ -1,0 +1,71 @@
+#include "kernels/matmul.h"
+
+#include <omp.h>
+
+#include <cstring>
+#include <vector>
+
+#include "quant/convert.h"
+
+namespace strata::kernels {
+
+Matrix Matrix::fromF32(int64_t rows, int64_t cols, std::vector<float> values) {
+  Matrix m;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.format_ = WeightFormat::F32;
+  m.f32_ = std::move(values);
+  return m;
+}
+
+Matrix Matrix::toBf16(int64_t rows, int64_t cols, const std::vector<float>& values) {
+  Matrix m;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.format_ = WeightFormat::BF16;
+  m.bf16_.resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) m.bf16_[i] = quant::f32ToBf16(values[i]);
+  return m;
+}
+
+int64_t Matrix::bytes() const {
+  return static_cast<int64_t>(f32_.size() * sizeof(float) + bf16_.size() * sizeof(uint16_t));
+}
+
+void Matrix::row(int64_t r, float* out) const {
+  switch (format_) {
+    case WeightFormat::F32:
+      std::memcpy(out, f32_.data() + r * cols_, sizeof(float) * cols_);
+      return;
+    case WeightFormat::BF16:
+      for (int64_t c = 0; c < cols_; ++c) out[c] = quant::bf16ToF32(bf16_[r * cols_ + c]);
+      return;
+  }
+}
+
+void matmul(const Matrix& w, const float* x, int64_t n, float* y) {
+  const int64_t rows = w.rows();
+  const int64_t cols = w.cols();
+  if (w.format() == WeightFormat::F32) {
+    const float* data = w.f32Data();
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* wr = data + r * cols;
+      for (int64_t i = 0; i < n; ++i) y[i * rows + r] = dot(wr, x + i * cols, cols);
+    }
+    return;
+  }
+  // Narrow formats: widen one row at a time into a per-thread buffer, then reuse it for all
+  // n inputs, so the conversion cost is paid once per weight, not once per token.
+#pragma omp parallel
+  {
+    std::vector<float> wr(static_cast<size_t>(cols));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      w.row(r, wr.data());
+      for (int64_t i = 0; i < n; ++i) y[i * rows + r] = dot(wr.data(), x + i * cols, cols);
+    }
+  }
+}
+
+}  // namespace strata::kernels

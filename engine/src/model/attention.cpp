@@ -1,0 +1,190 @@
+#include "model/attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/matmul.h"
+#include "model/indexer.h"
+
+namespace strata::model {
+namespace {
+
+struct Dims {
+  int heads, nope, rope, qk, v, latent;
+};
+
+// Which keys query row s reads: the selected ones, or all visible ones.
+template <typename Fn>
+void forEachKey(const KeySelection& sel, int64_t visible, Fn&& fn) {
+  if (sel.all) {
+    for (int64_t t = 0; t < visible; ++t) fn(t);
+  } else {
+    for (int32_t t : sel.keys) fn(t);
+  }
+}
+
+// softmax in place over `len` logits.
+void softmax(float* logits, int64_t len) {
+  float maxLogit = logits[0];
+  for (int64_t i = 1; i < len; ++i) maxLogit = std::max(maxLogit, logits[i]);
+  double sum = 0.0;
+  for (int64_t i = 0; i < len; ++i) {
+    logits[i] = std::exp(logits[i] - maxLogit);
+    sum += logits[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < len; ++i) logits[i] *= inv;
+}
+
+bool useExpandedForm(const ModelContext& ctx, const Dims& d, const TokenBatch& batch) {
+  if (ctx.options.mlaForm != MlaForm::Automatic) return ctx.options.mlaForm == MlaForm::Expanded;
+  // Multiply-adds of each form; both share the projections, so only the differences count.
+  const double keys = static_cast<double>(batch.start + batch.count);
+  const double perQuery = std::min(keys, static_cast<double>(ctx.config.indexTopk) + keys / 2);
+  const double reads = batch.count * perQuery * d.heads;
+  const double expanded = keys * d.heads * (d.nope + d.v) * d.latent + reads * (d.qk + d.v);
+  const double absorbed =
+      batch.count * d.heads * (d.nope + d.v) * static_cast<double>(d.latent) + reads * (2.0 * d.latent + d.rope);
+  return expanded < absorbed;
+}
+
+// §3.4: expand every cached latent to per-head keys and values, then attend.
+void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache,
+                    const float* q, const TokenBatch& batch,
+                    const std::vector<KeySelection>& selection, float scale, float* o) {
+  const int64_t keys = batch.start + batch.count;
+  const int64_t kvWidth = int64_t{d.heads} * (d.nope + d.v);
+  std::vector<float> kv(static_cast<size_t>(keys * kvWidth));
+  kernels::matmul(kvB, cache.latent.data(), keys, kv.data());
+
+#pragma omp parallel
+  {
+    std::vector<float> logits(static_cast<size_t>(keys));
+#pragma omp for collapse(2) schedule(dynamic)
+    for (int64_t s = 0; s < batch.count; ++s) {
+      for (int h = 0; h < d.heads; ++h) {
+        const float* qh = q + (s * d.heads + h) * d.qk;
+        const KeySelection& sel = selection[static_cast<size_t>(s)];
+        int64_t len = 0;
+        forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
+          const float* kh = kv.data() + t * kvWidth + int64_t{h} * (d.nope + d.v);
+          const float* kpe = cache.ropeKey.data() + t * d.rope;
+          logits[len++] =
+              (kernels::dot(qh, kh, d.nope) + kernels::dot(qh + d.nope, kpe, d.rope)) * scale;
+        });
+        softmax(logits.data(), len);
+        float* oh = o + (s * d.heads + h) * d.v;
+        std::fill(oh, oh + d.v, 0.0f);
+        int64_t i = 0;
+        forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
+          const float* vh = kv.data() + t * kvWidth + int64_t{h} * (d.nope + d.v) + d.nope;
+          const float p = logits[i++];
+          for (int j = 0; j < d.v; ++j) oh[j] += p * vh[j];
+        });
+      }
+    }
+  }
+}
+
+// §3.5: fold W_UK into the query and W_UV into the output, attending over latents directly.
+void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache,
+                    const float* q, const TokenBatch& batch,
+                    const std::vector<KeySelection>& selection, float scale, float* o) {
+  const float* wkvb = kvB.f32Data();  // kvB is always held in f32 (weights.h)
+  const int64_t rowsPerHead = d.nope + d.v;
+#pragma omp parallel
+  {
+    std::vector<float> logits(static_cast<size_t>(batch.start + batch.count));
+    std::vector<float> qLatent(static_cast<size_t>(d.latent));
+    std::vector<float> oLatent(static_cast<size_t>(d.latent));
+#pragma omp for collapse(2) schedule(dynamic)
+    for (int64_t s = 0; s < batch.count; ++s) {
+      for (int h = 0; h < d.heads; ++h) {
+        const float* qh = q + (s * d.heads + h) * d.qk;
+        const float* wUK = wkvb + h * rowsPerHead * d.latent;  // [nope x latent]
+        const float* wUV = wUK + int64_t{d.nope} * d.latent;   // [v x latent]
+        // q~ = W_UK^T q_nope
+        std::fill(qLatent.begin(), qLatent.end(), 0.0f);
+        for (int i = 0; i < d.nope; ++i)
+          for (int j = 0; j < d.latent; ++j) qLatent[j] += qh[i] * wUK[i * d.latent + j];
+
+        const KeySelection& sel = selection[static_cast<size_t>(s)];
+        int64_t len = 0;
+        forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
+          const float* c = cache.latent.data() + t * d.latent;
+          const float* kpe = cache.ropeKey.data() + t * d.rope;
+          logits[len++] = (kernels::dot(qLatent.data(), c, d.latent) +
+                           kernels::dot(qh + d.nope, kpe, d.rope)) * scale;
+        });
+        softmax(logits.data(), len);
+        std::fill(oLatent.begin(), oLatent.end(), 0.0f);
+        int64_t i = 0;
+        forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
+          const float* c = cache.latent.data() + t * d.latent;
+          const float p = logits[i++];
+          for (int j = 0; j < d.latent; ++j) oLatent[j] += p * c[j];
+        });
+        float* oh = o + (s * d.heads + h) * d.v;
+        for (int j = 0; j < d.v; ++j) oh[j] = kernels::dot(wUV + j * d.latent, oLatent.data(), d.latent);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void runAttention(const ModelContext& ctx, const LayerWeights& layer, const float* x,
+                  const TokenBatch& batch, kv::LayerCache& cache,
+                  std::vector<KeySelection>& selection, float* out) {
+  const ModelConfig& c = ctx.config;
+  const AttentionWeights& w = layer.attention;
+  const Dims d{c.numAttentionHeads, c.qkNopeHeadDim, c.qkRopeHeadDim, c.qkHeadDim(), c.vHeadDim,
+               c.kvLoraRank};
+  const int64_t n = batch.count;
+
+  // 1. q latent (also the indexer's input), eps 1e-6 as in the Hugging Face reference.
+  std::vector<float> qLatent(static_cast<size_t>(n * c.qLoraRank));
+  kernels::matmul(w.qA, x, n, qLatent.data());
+  for (int64_t s = 0; s < n; ++s) {
+    float* row = qLatent.data() + s * c.qLoraRank;
+    rmsNorm(row, w.qANorm.data(), c.qLoraRank, 1e-6f, row);
+  }
+  // 2. Per-head queries; RoPE on the last qk_rope_head_dim dims of each head.
+  std::vector<float> q(static_cast<size_t>(n * d.heads * d.qk));
+  kernels::matmul(w.qB, qLatent.data(), n, q.data());
+  for (int64_t s = 0; s < n; ++s)
+    for (int h = 0; h < d.heads; ++h) ctx.rope.apply(q.data() + (s * d.heads + h) * d.qk + d.nope, batch.position(s));
+
+  // 3. Latent c (normalized) and the shared rope key, appended to the cache.
+  std::vector<float> kvA(static_cast<size_t>(n * (d.latent + d.rope)));
+  kernels::matmul(w.kvA, x, n, kvA.data());
+  const size_t oldLatent = cache.latent.size();
+  const size_t oldRope = cache.ropeKey.size();
+  cache.latent.resize(oldLatent + static_cast<size_t>(n * d.latent));
+  cache.ropeKey.resize(oldRope + static_cast<size_t>(n * d.rope));
+  for (int64_t s = 0; s < n; ++s) {
+    const float* row = kvA.data() + s * (d.latent + d.rope);
+    rmsNorm(row, w.kvANorm.data(), d.latent, 1e-6f, cache.latent.data() + oldLatent + s * d.latent);
+    float* kpe = cache.ropeKey.data() + oldRope + s * d.rope;
+    std::copy(row + d.latent, row + d.latent + d.rope, kpe);
+    ctx.rope.apply(kpe, batch.position(s));
+  }
+
+  // DSA: a full layer selects keys with its own indexer; a shared layer keeps `selection`.
+  if (layer.indexer) selection = runIndexer(ctx, *layer.indexer, x, qLatent.data(), batch, cache);
+  if (ctx.options.denseAttention || selection.size() != static_cast<size_t>(n))
+    selection.assign(static_cast<size_t>(n), KeySelection{});
+
+  // 4-7. Attention, in whichever form is cheaper for this batch.
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d.qk));
+  std::vector<float> o(static_cast<size_t>(n * d.heads * d.v));
+  if (useExpandedForm(ctx, d, batch))
+    attendExpanded(d, w.kvB, cache, q.data(), batch, selection, scale, o.data());
+  else
+    attendAbsorbed(d, w.kvB, cache, q.data(), batch, selection, scale, o.data());
+
+  // 8. Output projection.
+  kernels::matmul(w.o, o.data(), n, out);
+}
+
+}  // namespace strata::model

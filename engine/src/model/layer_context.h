@@ -1,0 +1,41 @@
+#pragma once
+// What one decoder layer's steps share while processing a batch of consecutive tokens.
+#include <cstdint>
+#include <vector>
+
+#include "model/config.h"
+#include "model/ops.h"
+
+namespace strata::model {
+
+// Which form of MLA to run (glm5-architecture.md §3.4, §3.5). Automatic picks the cheaper by a
+// flop estimate: absorbed for decode (few queries, long cache), expanded for prefill.
+enum class MlaForm { Automatic, Expanded, Absorbed };
+
+struct ForwardOptions {
+  MlaForm mlaForm = MlaForm::Automatic;
+  bool denseAttention = false;  // ignore DSA top-k (diagnostics: shows what pruning changes)
+};
+
+// The keys one query attends to. `all` means every visible key (t <= position): the indexer
+// did not prune because at most index_topk keys are visible, or dense attention was forced.
+struct KeySelection {
+  bool all = true;
+  std::vector<int32_t> keys;  // ascending, when !all
+};
+
+// A batch of `count` consecutive tokens at absolute positions start, start+1, ...
+struct TokenBatch {
+  int64_t start = 0;
+  int64_t count = 0;
+  int64_t position(int64_t row) const { return start + row; }
+  int64_t visibleKeys(int64_t row) const { return start + row + 1; }
+};
+
+struct ModelContext {
+  const ModelConfig& config;
+  Rope rope;  // qk_rope_head_dim pairs; shared by MLA and the indexer
+  ForwardOptions options;
+};
+
+}  // namespace strata::model

@@ -1,0 +1,75 @@
+#pragma once
+// Small elementwise steps of the forward pass, each exactly as glm5-architecture.md §3 states.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+namespace strata::model {
+
+// y = w * x / sqrt(mean(x^2) + eps)   (§3.2)
+inline void rmsNorm(const float* x, const float* weight, int64_t n, float eps, float* y) {
+  double sumSquares = 0.0;
+  for (int64_t i = 0; i < n; ++i) sumSquares += double{x[i]} * x[i];
+  const float inv = static_cast<float>(1.0 / std::sqrt(sumSquares / n + eps));
+  for (int64_t i = 0; i < n; ++i) y[i] = weight[i] * (x[i] * inv);
+}
+
+// LayerNorm with affine weight and bias (the indexer's k_norm, §3.6).
+inline void layerNorm(const float* x, const float* weight, const float* bias, int64_t n, float eps,
+                      float* y) {
+  double mean = 0.0;
+  for (int64_t i = 0; i < n; ++i) mean += x[i];
+  mean /= n;
+  double var = 0.0;
+  for (int64_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  var /= n;
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = static_cast<float>((x[i] - mean) * inv) * weight[i] + bias[i];
+}
+
+inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// Interleaved ("GPT-J", adjacent pairs) rotary embedding without scaling (§3.3):
+// y[2i] = x[2i] cos a - x[2i+1] sin a; y[2i+1] = x[2i+1] cos a + x[2i] sin a; a = pos * theta^(-2i/d).
+class Rope {
+ public:
+  Rope(int dim, double theta) : dim_(dim) {
+    for (int i = 0; i < dim / 2; ++i) invFreq_.push_back(std::pow(theta, -2.0 * i / dim));
+  }
+  int dim() const { return dim_; }
+
+  void apply(float* x, int64_t position) const {
+    for (int i = 0; i < dim_ / 2; ++i) {
+      const double angle = static_cast<double>(position) * invFreq_[i];
+      const float c = static_cast<float>(std::cos(angle));
+      const float s = static_cast<float>(std::sin(angle));
+      const float a = x[2 * i];
+      const float b = x[2 * i + 1];
+      x[2 * i] = a * c - b * s;
+      x[2 * i + 1] = b * c + a * s;
+    }
+  }
+
+ private:
+  int dim_;
+  std::vector<double> invFreq_;
+};
+
+// Indices of the k largest values, larger first; exact ties go to the lower index, the rule
+// the reference uses too, so selections are reproducible.
+inline std::vector<int> topkIndices(const float* values, int n, int k) {
+  std::vector<int> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  k = std::min(k, n);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [values](int a, int b) {
+    return values[a] > values[b] || (values[a] == values[b] && a < b);
+  });
+  order.resize(static_cast<size_t>(k));
+  return order;
+}
+
+}  // namespace strata::model

@@ -1,0 +1,113 @@
+#include "model/transformer.h"
+
+#include <string>
+
+#include "kernels/matmul.h"
+#include "model/attention.h"
+#include "model/moe.h"
+#include "strata/error.h"
+
+namespace strata::model {
+
+Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
+                         ExpertSource& experts, ForwardOptions options)
+    : context_{config, Rope(config.qkRopeHeadDim, config.ropeTheta), options},
+      weights_(weights),
+      experts_(experts) {}
+
+kv::KvCache Transformer::newCache() const {
+  const ModelConfig& c = config();
+  return kv::KvCache(c.numHiddenLayers, {c.kvLoraRank, c.qkRopeHeadDim, c.indexHeadDim});
+}
+
+kv::KvCache Transformer::newMtpCache() const {
+  const ModelConfig& c = config();
+  return kv::KvCache(1, {c.kvLoraRank, c.qkRopeHeadDim, c.indexHeadDim});
+}
+
+std::vector<float> Transformer::embed(std::span<const int32_t> tokens) const {
+  const int64_t hidden = config().hiddenSize;
+  std::vector<float> x(tokens.size() * static_cast<size_t>(hidden));
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= config().vocabSize)
+      throw Error("token id " + std::to_string(tokens[i]) + " is out of range: the model's vocabulary has " +
+                  std::to_string(config().vocabSize) + " tokens");
+    weights_.embedTokens.row(tokens[i], x.data() + i * hidden);
+  }
+  return x;
+}
+
+// §3.1: a = x + Attn(RMSNorm_in(x)); out = a + MLP(RMSNorm_post(a)).
+void Transformer::decoderLayer(const LayerWeights& layer, float* x, const TokenBatch& batch,
+                               kv::LayerCache& cache, std::vector<KeySelection>& selection) const {
+  const ModelConfig& c = config();
+  const int64_t hidden = c.hiddenSize;
+  const size_t size = static_cast<size_t>(batch.count * hidden);
+  std::vector<float> normed(size);
+  std::vector<float> delta(size);
+
+  for (int64_t s = 0; s < batch.count; ++s)
+    rmsNorm(x + s * hidden, layer.inputNorm.data(), hidden, c.rmsNormEps, normed.data() + s * hidden);
+  runAttention(context_, layer, normed.data(), batch, cache, selection, delta.data());
+  for (size_t i = 0; i < size; ++i) x[i] += delta[i];
+
+  for (int64_t s = 0; s < batch.count; ++s)
+    rmsNorm(x + s * hidden, layer.postAttentionNorm.data(), hidden, c.rmsNormEps,
+            normed.data() + s * hidden);
+  runMlp(c, layer, experts_, normed.data(), batch.count, delta.data());
+  for (size_t i = 0; i < size; ++i) x[i] += delta[i];
+}
+
+std::vector<float> Transformer::forward(std::span<const int32_t> tokens, kv::KvCache& cache) const {
+  const ModelConfig& c = config();
+  const TokenBatch batch{cache.length(), static_cast<int64_t>(tokens.size())};
+  std::vector<float> x = embed(tokens);
+  std::vector<KeySelection> selection;  // IndexShare: threaded from full layers to shared ones
+  for (const LayerWeights& layer : weights_.layers)
+    decoderLayer(layer, x.data(), batch, cache.layer(layer.index), selection);
+  cache.commit(batch.count);
+
+  for (int64_t s = 0; s < batch.count; ++s) {
+    float* row = x.data() + s * c.hiddenSize;
+    rmsNorm(row, weights_.finalNorm.data(), c.hiddenSize, c.rmsNormEps, row);
+  }
+  return x;
+}
+
+std::vector<float> Transformer::logits(const float* normedHidden, int64_t rows) const {
+  std::vector<float> out(static_cast<size_t>(rows * config().vocabSize));
+  kernels::matmul(weights_.lmHead, normedHidden, rows, out.data());
+  return out;
+}
+
+std::vector<float> Transformer::mtpForward(const float* hidden,
+                                           std::span<const int32_t> nextTokens,
+                                           kv::KvCache& mtpCache) const {
+  const ModelConfig& c = config();
+  if (!weights_.mtp) throw Error("this model has no MTP layer (num_nextn_predict_layers is 0)");
+  const MtpWeights& m = *weights_.mtp;
+  const int64_t h = c.hiddenSize;
+  const TokenBatch batch{mtpCache.length(), static_cast<int64_t>(nextTokens.size())};
+
+  // u = eh_proj([enorm(embed(t_{p+1})); hnorm(h_p)]) — the embedding half first (§4 step 3).
+  const std::vector<float> e = embed(nextTokens);
+  std::vector<float> joined(static_cast<size_t>(batch.count * 2 * h));
+  for (int64_t s = 0; s < batch.count; ++s) {
+    float* row = joined.data() + s * 2 * h;
+    rmsNorm(e.data() + s * h, m.enorm.data(), h, c.rmsNormEps, row);
+    rmsNorm(hidden + s * h, m.hnorm.data(), h, c.rmsNormEps, row + h);
+  }
+  std::vector<float> x(static_cast<size_t>(batch.count * h));
+  kernels::matmul(m.ehProj, joined.data(), batch.count, x.data());
+
+  std::vector<KeySelection> selection;
+  decoderLayer(m.layer, x.data(), batch, mtpCache.layer(0), selection);
+  mtpCache.commit(batch.count);
+  for (int64_t s = 0; s < batch.count; ++s) {
+    float* row = x.data() + s * h;
+    rmsNorm(row, m.sharedHeadNorm.data(), h, c.rmsNormEps, row);
+  }
+  return x;
+}
+
+}  // namespace strata::model

@@ -1,0 +1,46 @@
+#pragma once
+// The GLM-5 (glm_moe_dsa) forward pass, top level (glm5-architecture.md §3.1, §4).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kv/kv_cache.h"
+#include "model/layer_context.h"
+#include "model/weights.h"
+
+namespace strata::model {
+
+class Transformer {
+ public:
+  Transformer(const ModelConfig& config, const ModelWeights& weights, ExpertSource& experts,
+              ForwardOptions options);
+
+  kv::KvCache newCache() const;     // one entry per decoder layer
+  kv::KvCache newMtpCache() const;  // the MTP layer's own cache
+
+  // Runs `tokens` at positions cache.length(), ... (appending to the cache, never recomputing
+  // earlier tokens) and returns the final-normed hidden states [tokens x H].
+  std::vector<float> forward(std::span<const int32_t> tokens, kv::KvCache& cache) const;
+
+  // lm_head over final-normed hidden states: [rows x vocab].
+  std::vector<float> logits(const float* normedHidden, int64_t rows) const;
+
+  // The MTP layer (§4) for consecutive positions p = mtpCache.length(), ...: row i combines the
+  // main model's final-normed hidden at p (hidden[i]) with the embedding of token p+1
+  // (nextTokens[i]); returns shared_head.norm(z) [rows x H], whose logits predict token p+2.
+  std::vector<float> mtpForward(const float* hidden, std::span<const int32_t> nextTokens,
+                                kv::KvCache& mtpCache) const;
+
+  const ModelConfig& config() const { return context_.config; }
+
+ private:
+  void decoderLayer(const LayerWeights& layer, float* x, const TokenBatch& batch,
+                    kv::LayerCache& cache, std::vector<KeySelection>& selection) const;
+  std::vector<float> embed(std::span<const int32_t> tokens) const;
+
+  ModelContext context_;
+  const ModelWeights& weights_;
+  ExpertSource& experts_;
+};
+
+}  // namespace strata::model

@@ -1,0 +1,149 @@
+#include "model/weights.h"
+
+#include <string>
+
+#include "io/safetensors.h"
+
+namespace strata::model {
+namespace {
+
+// Reads tensors by name with the shapes the config implies.
+class WeightLoader {
+ public:
+  WeightLoader(const ModelConfig& config, const io::TensorStore& store, WeightPrecision precision)
+      : config_(config), store_(store), precision_(precision) {}
+
+  Matrix matrix(const std::string& name, int64_t rows, int64_t cols) const {
+    const int64_t shape[] = {rows, cols};
+    std::vector<float> values = store_.readF32(name, shape, fp8Block());
+    if (precision_ == WeightPrecision::Native && store_.get(name).dtype == io::DType::BF16)
+      return Matrix::toBf16(rows, cols, values);
+    return Matrix::fromF32(rows, cols, std::move(values));
+  }
+
+  Matrix f32Matrix(const std::string& name, int64_t rows, int64_t cols) const {
+    const int64_t shape[] = {rows, cols};
+    return Matrix::fromF32(rows, cols, store_.readF32(name, shape, fp8Block()));
+  }
+
+  Vector vector(const std::string& name, int64_t size) const {
+    const int64_t shape[] = {size};
+    return store_.readF32(name, shape);
+  }
+
+  FeedForwardWeights feedForward(const std::string& prefix, int64_t width) const {
+    const int64_t hidden = config_.hiddenSize;
+    return {matrix(prefix + "gate_proj.weight", width, hidden),
+            matrix(prefix + "up_proj.weight", width, hidden),
+            matrix(prefix + "down_proj.weight", hidden, width)};
+  }
+
+  LayerWeights layer(int index, bool hasIndexer, bool isMoe) const {
+    const ModelConfig& c = config_;
+    const std::string p = "model.layers." + std::to_string(index) + ".";
+    const std::string a = p + "self_attn.";
+    LayerWeights w;
+    w.index = index;
+    w.inputNorm = vector(p + "input_layernorm.weight", c.hiddenSize);
+    w.postAttentionNorm = vector(p + "post_attention_layernorm.weight", c.hiddenSize);
+
+    AttentionWeights& at = w.attention;
+    at.qA = matrix(a + "q_a_proj.weight", c.qLoraRank, c.hiddenSize);
+    at.qANorm = vector(a + "q_a_layernorm.weight", c.qLoraRank);
+    at.qB = matrix(a + "q_b_proj.weight", int64_t{c.numAttentionHeads} * c.qkHeadDim(), c.qLoraRank);
+    at.kvA = matrix(a + "kv_a_proj_with_mqa.weight", c.kvLoraRank + c.qkRopeHeadDim, c.hiddenSize);
+    at.kvANorm = vector(a + "kv_a_layernorm.weight", c.kvLoraRank);
+    at.kvB = f32Matrix(a + "kv_b_proj.weight",
+                       int64_t{c.numAttentionHeads} * (c.qkNopeHeadDim + c.vHeadDim), c.kvLoraRank);
+    at.o = matrix(a + "o_proj.weight", c.hiddenSize, int64_t{c.numAttentionHeads} * c.vHeadDim);
+
+    if (hasIndexer) {
+      const std::string ix = a + "indexer.";
+      IndexerWeights iw;
+      iw.wqB = matrix(ix + "wq_b.weight", int64_t{c.indexNHeads} * c.indexHeadDim, c.qLoraRank);
+      iw.wk = matrix(ix + "wk.weight", c.indexHeadDim, c.hiddenSize);
+      iw.kNormWeight = vector(ix + "k_norm.weight", c.indexHeadDim);
+      iw.kNormBias = vector(ix + "k_norm.bias", c.indexHeadDim);
+      iw.weightsProj = f32Matrix(ix + "weights_proj.weight", c.indexNHeads, c.hiddenSize);
+      w.indexer = std::move(iw);
+    }
+
+    w.isMoe = isMoe;
+    if (isMoe) {
+      w.router.gate = f32Matrix(p + "mlp.gate.weight", c.nRoutedExperts, c.hiddenSize);
+      w.router.correctionBias = vector(p + "mlp.gate.e_score_correction_bias", c.nRoutedExperts);
+      if (c.nSharedExperts > 0)
+        w.sharedExperts = feedForward(p + "mlp.shared_experts.", c.sharedIntermediateSize());
+    } else {
+      w.dense = feedForward(p + "mlp.", c.intermediateSize);
+    }
+    return w;
+  }
+
+ private:
+  io::Fp8BlockSize fp8Block() const { return {config_.fp8BlockRows, config_.fp8BlockCols}; }
+
+  const ModelConfig& config_;
+  const io::TensorStore& store_;
+  WeightPrecision precision_;
+};
+
+class ResidentExperts final : public ExpertSource {
+ public:
+  // experts_[layer] is empty for dense layers.
+  std::vector<std::vector<FeedForwardWeights>> experts;
+
+  const FeedForwardWeights& expert(int layer, int expert) override {
+    return experts.at(static_cast<size_t>(layer)).at(static_cast<size_t>(expert));
+  }
+};
+
+}  // namespace
+
+ModelWeights loadModelWeights(const ModelConfig& config, const io::TensorStore& store,
+                              WeightPrecision precision) {
+  WeightLoader load(config, store, precision);
+  ModelWeights w;
+  w.embedTokens = load.matrix("model.embed_tokens.weight", config.vocabSize, config.hiddenSize);
+  w.finalNorm = load.vector("model.norm.weight", config.hiddenSize);
+  const bool tiedHead = config.tieWordEmbeddings && !store.contains("lm_head.weight");
+  w.lmHead = load.matrix(tiedHead ? "model.embed_tokens.weight" : "lm_head.weight",
+                         config.vocabSize, config.hiddenSize);
+  for (int i = 0; i < config.numHiddenLayers; ++i)
+    w.layers.push_back(load.layer(i, config.layerHasIndexer[i], config.layerIsMoe[i]));
+
+  if (config.hasMtp()) {
+    const int index = config.numHiddenLayers;
+    const std::string p = "model.layers." + std::to_string(index) + ".";
+    MtpWeights m;
+    m.enorm = load.vector(p + "enorm.weight", config.hiddenSize);
+    m.hnorm = load.vector(p + "hnorm.weight", config.hiddenSize);
+    m.ehProj = load.matrix(p + "eh_proj.weight", config.hiddenSize, 2 * int64_t{config.hiddenSize});
+    m.sharedHeadNorm = load.vector(p + "shared_head.norm.weight", config.hiddenSize);
+    // The MTP layer is a full MoE decoder layer with its own indexer (spec §2.3).
+    m.layer = load.layer(index, /*hasIndexer=*/true, /*isMoe=*/true);
+    w.mtp = std::move(m);
+  }
+  return w;
+}
+
+std::unique_ptr<ExpertSource> loadResidentExperts(const ModelConfig& config,
+                                                  const io::TensorStore& store,
+                                                  WeightPrecision precision) {
+  WeightLoader load(config, store, precision);
+  auto source = std::make_unique<ResidentExperts>();
+  const int layerCount = config.numHiddenLayers + (config.hasMtp() ? 1 : 0);
+  source->experts.resize(static_cast<size_t>(layerCount));
+  for (int layer = 0; layer < layerCount; ++layer) {
+    const bool isMoe = layer == config.numHiddenLayers || config.layerIsMoe[layer];
+    if (!isMoe) continue;
+    for (int e = 0; e < config.nRoutedExperts; ++e) {
+      const std::string prefix =
+          "model.layers." + std::to_string(layer) + ".mlp.experts." + std::to_string(e) + ".";
+      source->experts[layer].push_back(load.feedForward(prefix, config.moeIntermediateSize));
+    }
+  }
+  return source;
+}
+
+}  // namespace strata::model

@@ -1,0 +1,99 @@
+#pragma once
+// The model's weights bound by name from a checkpoint, grouped as the spec groups them
+// (glm5-architecture.md §2). Routed experts are not here: the forward pass asks an
+// ExpertSource for them, so the tier issue can stream them instead of holding them.
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "kernels/matrix.h"
+#include "model/config.h"
+
+namespace strata::io {
+class TensorStore;
+}
+
+namespace strata::model {
+
+using kernels::Matrix;
+using Vector = std::vector<float>;
+
+// How weights are held in memory. F32: everything widened (the exact path). Native: tensors
+// stored as BF16 stay 16-bit and are widened inside the kernels (same values, half the RAM).
+enum class WeightPrecision { F32, Native };
+
+struct AttentionWeights {
+  Matrix qA;        // [q_lora, H]
+  Vector qANorm;    // [q_lora]
+  Matrix qB;        // [nh * dqk, q_lora]
+  Matrix kvA;       // [kv_lora + dr, H]
+  Vector kvANorm;   // [kv_lora]
+  Matrix kvB;       // [nh * (dn + dv), kv_lora]; always F32: the absorbed form reads its rows
+  Matrix o;         // [H, nh * dv]
+};
+
+struct IndexerWeights {
+  Matrix wqB;          // [Ih * Id, q_lora]
+  Matrix wk;           // [Id, H]
+  Vector kNormWeight;  // [Id] LayerNorm
+  Vector kNormBias;    // [Id]
+  Matrix weightsProj;  // [Ih, H], always F32 (spec pitfall 4)
+};
+
+struct FeedForwardWeights {  // SwiGLU: down(silu(gate x) * up x)
+  Matrix gate;
+  Matrix up;
+  Matrix down;
+};
+
+struct RouterWeights {
+  Matrix gate;           // [E, H], F32: the router runs in f32 (pitfall 5)
+  Vector correctionBias; // [E], selection only
+};
+
+struct LayerWeights {
+  int index = 0;
+  Vector inputNorm;
+  Vector postAttentionNorm;
+  AttentionWeights attention;
+  std::optional<IndexerWeights> indexer;  // absent on IndexShare "shared" layers
+  bool isMoe = false;
+  FeedForwardWeights dense;               // dense layers only
+  RouterWeights router;                   // MoE layers only
+  std::optional<FeedForwardWeights> sharedExperts;
+};
+
+struct MtpWeights {
+  Vector enorm;
+  Vector hnorm;
+  Matrix ehProj;  // [H, 2H]: columns [0, H) act on enorm(embedding), [H, 2H) on hnorm(hidden)
+  Vector sharedHeadNorm;
+  LayerWeights layer;
+};
+
+struct ModelWeights {
+  Matrix embedTokens;  // [V, H]
+  Vector finalNorm;
+  Matrix lmHead;       // [V, H]
+  std::vector<LayerWeights> layers;
+  std::optional<MtpWeights> mtp;
+};
+
+// The routed experts of MoE layers, looked up one expert at a time. Layer indices include the
+// MTP layer (index numHiddenLayers).
+class ExpertSource {
+ public:
+  virtual ~ExpertSource() = default;
+  virtual const FeedForwardWeights& expert(int layer, int expert) = 0;
+};
+
+// Loads resident weights; throws strata::Error naming the tensor on any mismatch.
+ModelWeights loadModelWeights(const ModelConfig& config, const io::TensorStore& store,
+                              WeightPrecision precision);
+
+// Holds every routed expert in memory (small models; the tier issue streams them instead).
+std::unique_ptr<ExpertSource> loadResidentExperts(const ModelConfig& config,
+                                                  const io::TensorStore& store,
+                                                  WeightPrecision precision);
+
+}  // namespace strata::model

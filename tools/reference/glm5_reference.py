@@ -1,0 +1,775 @@
+"""Float64 reference implementation of the GLM-5 (`glm_moe_dsa`) forward pass.
+
+Written from docs/glm5-architecture.md (sections 1-4 and 7). Every step is computed in
+float64 so that the only error left when the C++ engine is compared against it is the
+engine's own rounding. The code is meant to be read next to the spec: section numbers
+in the comments refer to it.
+
+Conventions the spec leaves open and that this file fixes (see README.md):
+  * every top-k / argmax: larger value first; on exactly equal values the lower index wins;
+  * q_a_layernorm and kv_a_layernorm use eps 1e-6 (HF), every other RMSNorm rms_norm_eps;
+  * MTP at position p: e = embed(t[p+1]) (never zeroed), h = final-normed main hidden at p,
+    the MTP decoder layer runs at RoPE position p with its own causal cache.
+
+File formats (safetensors, BF16, FP8 E4M3) are implemented by hand below: no dependency
+beyond numpy and torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+F64 = torch.float64
+
+# q_a_layernorm / kv_a_layernorm epsilon (HF class default; vLLM uses 1e-5, spec §7.6).
+LATENT_NORM_EPS = 1e-6
+# Indexer k_norm LayerNorm epsilon (spec §2.2).
+INDEXER_NORM_EPS = 1e-6
+
+
+# =====================================================================================
+# Number formats
+# =====================================================================================
+
+def bf16_bits_to_float(bits: np.ndarray) -> np.ndarray:
+    """BF16 is the top half of an IEEE float32: shift the 16 bits up, reinterpret."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def float_to_bf16_bits(x: np.ndarray) -> np.ndarray:
+    """Round float32 to BF16, round-to-nearest-even (finite inputs only)."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return rounded.astype(np.uint16)
+
+
+def _e4m3_value(code: int) -> float:
+    """Decode one E4M3FN byte: 1 sign, 4 exponent (bias 7), 3 mantissa bits.
+    Exponent field 0 = subnormal (m/8 * 2^-6); no infinities; S.1111.111 is NaN."""
+    sign = -1.0 if code & 0x80 else 1.0
+    exponent = (code >> 3) & 0xF
+    mantissa = code & 0x7
+    if exponent == 0xF and mantissa == 0x7:
+        return math.copysign(math.nan, sign)
+    if exponent == 0:
+        return sign * (mantissa / 8.0) * 2.0 ** -6
+    return sign * (1.0 + mantissa / 8.0) * 2.0 ** (exponent - 7)
+
+
+E4M3_TABLE = np.array([_e4m3_value(c) for c in range(256)], dtype=np.float64)
+E4M3_MAX = 448.0  # code 0x7e
+
+
+def e4m3_decode(codes: np.ndarray) -> np.ndarray:
+    return E4M3_TABLE[codes.astype(np.int64)]
+
+
+def e4m3_encode(x: np.ndarray) -> np.ndarray:
+    """Encode to E4M3FN: round to nearest, ties to even mantissa, saturate to +-448, NaN->0x7f.
+
+    Positive codes 0x00..0x7e have strictly increasing values, so encoding |x| is a search
+    in that table: pick the nearer neighbour, and on an exact tie the even code (the code's
+    lowest bit is the mantissa's lowest bit)."""
+    x = np.asarray(x, dtype=np.float64)
+    magnitude = np.abs(x)
+    positive = E4M3_TABLE[:0x7F]  # values of codes 0..126
+    lower = np.clip(np.searchsorted(positive, magnitude, side="right") - 1, 0, 0x7E)
+    upper = np.minimum(lower + 1, 0x7E)
+    d_lower = magnitude - positive[lower]
+    d_upper = positive[upper] - magnitude
+    take_upper = (d_upper < d_lower) | ((d_upper == d_lower) & (lower % 2 == 1))
+    code = np.where(take_upper, upper, lower)
+    code = np.where(magnitude >= E4M3_MAX, 0x7E, code)  # saturate
+    code = code | np.where(np.signbit(x), 0x80, 0)
+    code = np.where(np.isnan(x), 0x7F, code)
+    return code.astype(np.uint8)
+
+
+# =====================================================================================
+# safetensors (by hand: 8-byte LE header length, JSON header, raw little-endian data)
+# =====================================================================================
+
+# dtype name -> numpy storage type of the raw bytes
+SAFETENSORS_STORAGE = {
+    "F64": np.float64,
+    "F32": np.float32,
+    "F16": np.float16,
+    "BF16": np.uint16,  # raw bits
+    "F8_E4M3": np.uint8,  # raw codes
+    "I64": np.int64,
+    "I32": np.int32,
+}
+
+
+def write_safetensors(path: str, tensors: dict, metadata: dict | None = None) -> None:
+    """tensors: name -> (dtype name, numpy array holding the raw storage values)."""
+    header = {"__metadata__": metadata or {"format": "pt"}}
+    blobs, offset = [], 0
+    for name, (dtype, array) in tensors.items():
+        raw = np.ascontiguousarray(array, dtype=SAFETENSORS_STORAGE[dtype]).astype(
+            np.dtype(SAFETENSORS_STORAGE[dtype]).newbyteorder("<"), copy=False).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)  # pad so the data starts 8-byte aligned
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for raw in blobs:
+            f.write(raw)
+
+
+def read_safetensors(path: str) -> dict:
+    """Returns name -> (dtype name, numpy array of raw storage values)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (header_len,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + header_len].decode("utf-8"))
+    base = 8 + header_len
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = info["dtype"]
+        if dtype not in SAFETENSORS_STORAGE:
+            raise ValueError(f"{path}: tensor {name}: unsupported dtype {dtype}")
+        start, end = info["data_offsets"]
+        storage = np.dtype(SAFETENSORS_STORAGE[dtype]).newbyteorder("<")
+        array = np.frombuffer(data[base + start:base + end], dtype=storage)
+        out[name] = (dtype, array.reshape(info["shape"]).astype(storage.newbyteorder("=")))
+    return out
+
+
+def read_checkpoint_files(folder: str) -> dict:
+    """All tensors of a HF checkpoint folder: single model.safetensors or an index json."""
+    index_path = os.path.join(folder, "model.safetensors.index.json")
+    if os.path.exists(index_path):
+        with open(index_path) as f:
+            weight_map = json.load(f)["weight_map"]
+        tensors = {}
+        for shard in sorted(set(weight_map.values())):
+            for name, value in read_safetensors(os.path.join(folder, shard)).items():
+                if weight_map.get(name) != shard:
+                    raise ValueError(f"{shard}: tensor {name} not mapped to this shard in the index")
+                tensors[name] = value
+        missing = set(weight_map) - set(tensors)
+        if missing:
+            raise ValueError(f"{folder}: index names tensors missing from shards: {sorted(missing)[:5]}")
+        return tensors
+    return read_safetensors(os.path.join(folder, "model.safetensors"))
+
+
+def dequantize_tensors(raw: dict, block_size=(128, 128)) -> dict:
+    """Raw stored tensors -> float64 torch tensors.
+
+    FP8 (spec §2.4): `X.weight` stored as F8_E4M3 has a float32 sibling `X.weight_scale_inv`
+    of shape [ceil(out/128), ceil(in/128)]; W[r,c] = e4m3(W8[r,c]) * scale_inv[r//128, c//128].
+    Despite its name the scale is a multiplier. Partial last blocks use the same scale."""
+    out = {}
+    for name, (dtype, array) in raw.items():
+        if name.endswith("_scale_inv"):
+            if name[:-len("_scale_inv")] not in raw:
+                raise ValueError(f"scale {name} has no weight {name[:-len('_scale_inv')]}")
+            continue
+        if dtype == "F8_E4M3":
+            scale_name = name + "_scale_inv"
+            if scale_name not in raw:
+                raise ValueError(f"FP8 tensor {name} has no {scale_name}")
+            scale_dtype, scale = raw[scale_name]
+            rows, cols = array.shape
+            br, bc = block_size
+            expected = (math.ceil(rows / br), math.ceil(cols / bc))
+            if scale.shape != expected or scale_dtype != "F32":
+                raise ValueError(f"{scale_name}: expected F32 {list(expected)}, "
+                                 f"got {scale_dtype} {list(scale.shape)}")
+            full_scale = np.repeat(np.repeat(scale.astype(np.float64), br, axis=0), bc, axis=1)
+            values = e4m3_decode(array) * full_scale[:rows, :cols]
+        elif dtype == "BF16":
+            values = bf16_bits_to_float(array).astype(np.float64)
+        elif dtype in ("F64", "F32", "F16"):
+            values = array.astype(np.float64)
+        else:
+            raise ValueError(f"tensor {name}: dtype {dtype} is not a weight type")
+        out[name] = torch.from_numpy(np.ascontiguousarray(values))
+    return out
+
+
+# =====================================================================================
+# Configuration (spec §1)
+# =====================================================================================
+
+@dataclass
+class Glm5Config:
+    hidden_size: int
+    num_hidden_layers: int
+    vocab_size: int
+    num_attention_heads: int
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+    index_n_heads: int
+    index_head_dim: int
+    index_topk: int
+    n_routed_experts: int
+    num_experts_per_tok: int
+    n_shared_experts: int
+    moe_intermediate_size: int
+    intermediate_size: int
+    n_group: int
+    topk_group: int
+    norm_topk_prob: bool
+    routed_scaling_factor: float
+    rms_norm_eps: float
+    rope_theta: float
+    num_nextn_predict_layers: int
+    indexer_types: list = field(default_factory=list)  # per main layer: "full" / "shared"
+    mlp_types: list = field(default_factory=list)  # per main layer: "dense" / "sparse"
+    weight_block_size: tuple = (128, 128)
+
+    @property
+    def qk_head_dim(self) -> int:
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
+    @property
+    def mtp_layer(self) -> int:
+        return self.num_hidden_layers
+
+    def layer_has_indexer(self, i: int) -> bool:
+        # The MTP layer always has its own indexer (spec §2.3).
+        return i >= self.num_hidden_layers or self.indexer_types[i] == "full"
+
+    def layer_is_moe(self, i: int) -> bool:
+        return i >= self.num_hidden_layers or self.mlp_types[i] == "sparse"
+
+
+def indexer_types_from_config(c: dict, n_layers: int) -> list:
+    """IndexShare schedule (spec §3.8): explicit list, else F/S pattern, else the freq rule."""
+    if c.get("indexer_types") is not None:
+        types = list(c["indexer_types"])
+    elif c.get("index_topk_pattern") is not None:
+        pattern = c["index_topk_pattern"]
+        # Layers past the end of the pattern count as full (what vLLM/SGLang do).
+        types = [{"F": "full", "S": "shared"}[pattern[i].upper()] if i < len(pattern) else "full"
+                 for i in range(n_layers)]
+    else:
+        freq = c.get("index_topk_freq", 1) or 1
+        offset = c.get("index_skip_topk_offset", 2)
+        types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(n_layers)]
+    if len(types) < n_layers or any(t not in ("full", "shared") for t in types[:n_layers]):
+        raise ValueError(f"indexer_types must list 'full'/'shared' for {n_layers} layers: {types}")
+    types = types[:n_layers]
+    if types[0] != "full":
+        raise ValueError("layer 0 must be a 'full' indexer layer: a shared layer needs an earlier "
+                         "full layer whose top-k it reuses")
+    return types
+
+
+def mlp_types_from_config(c: dict, n_layers: int) -> list:
+    if c.get("mlp_layer_types") is not None:
+        types = list(c["mlp_layer_types"])
+        if len(types) != n_layers or any(t not in ("dense", "sparse") for t in types):
+            raise ValueError(f"mlp_layer_types must list 'dense'/'sparse' for {n_layers} layers")
+        return types
+    first_dense = c.get("first_k_dense_replace", 3)
+    freq = c.get("moe_layer_freq", 1) or 1
+    return ["sparse" if (i >= first_dense and i % freq == 0) else "dense" for i in range(n_layers)]
+
+
+def rope_theta_from_config(c: dict) -> float:
+    """Only plain RoPE is supported: GLM-5 uses rope_type default (no YaRN, no mscale)."""
+    params = c.get("rope_parameters")
+    if params is None:
+        params = dict(c.get("rope_scaling") or {})
+        params.setdefault("rope_theta", c.get("rope_theta", 10000.0))
+    rope_type = params.get("rope_type", params.get("type", "default"))
+    if rope_type != "default":
+        raise ValueError(f"rope_type {rope_type!r} is not supported (only 'default')")
+    return float(params["rope_theta"])
+
+
+def parse_config(c: dict) -> Glm5Config:
+    if c.get("model_type") != "glm_moe_dsa":
+        raise ValueError(f"model_type must be glm_moe_dsa, got {c.get('model_type')!r}")
+    for key, expected in (("hidden_act", "silu"), ("scoring_func", "sigmoid"),
+                          ("topk_method", "noaux_tc")):
+        if c.get(key, expected) != expected:
+            raise ValueError(f"{key} must be {expected!r}, got {c[key]!r}")
+    if c.get("attention_bias", False):
+        raise ValueError("attention_bias=true is not part of glm_moe_dsa")
+    if c.get("tie_word_embeddings", False):
+        raise ValueError("glm_moe_dsa has an untied lm_head")
+    n = c.get("num_hidden_layers", 78)
+    quant = c.get("quantization_config") or {}
+    cfg = Glm5Config(
+        hidden_size=c.get("hidden_size", 6144),
+        num_hidden_layers=n,
+        vocab_size=c.get("vocab_size", 154880),
+        num_attention_heads=c.get("num_attention_heads", 64),
+        q_lora_rank=c.get("q_lora_rank", 2048),
+        kv_lora_rank=c.get("kv_lora_rank", 512),
+        qk_nope_head_dim=c.get("qk_nope_head_dim", 192),
+        qk_rope_head_dim=c.get("qk_rope_head_dim", 64),
+        v_head_dim=c.get("v_head_dim", 256),
+        index_n_heads=c.get("index_n_heads", 32),
+        index_head_dim=c.get("index_head_dim", 128),
+        index_topk=c.get("index_topk", 2048),
+        n_routed_experts=c.get("n_routed_experts", 256),
+        num_experts_per_tok=c.get("num_experts_per_tok", 8),
+        n_shared_experts=c.get("n_shared_experts", 1),
+        moe_intermediate_size=c.get("moe_intermediate_size", 2048),
+        intermediate_size=c.get("intermediate_size", 12288),
+        n_group=c.get("n_group", 1),
+        topk_group=c.get("topk_group", 1),
+        norm_topk_prob=c.get("norm_topk_prob", True),
+        routed_scaling_factor=float(c.get("routed_scaling_factor", 2.5)),
+        rms_norm_eps=float(c.get("rms_norm_eps", 1e-5)),
+        rope_theta=rope_theta_from_config(c),
+        num_nextn_predict_layers=c.get("num_nextn_predict_layers", 0),
+        indexer_types=indexer_types_from_config(c, n),
+        mlp_types=mlp_types_from_config(c, n),
+        weight_block_size=tuple(quant.get("weight_block_size", (128, 128))),
+    )
+    if cfg.q_lora_rank is None:
+        raise ValueError("q_lora_rank must be set (GLM-5 always has a q latent)")
+    if cfg.qk_rope_head_dim % 2 or cfg.qk_rope_head_dim > cfg.index_head_dim:
+        raise ValueError("qk_rope_head_dim must be even and fit in index_head_dim")
+    if cfg.n_routed_experts % cfg.n_group:
+        raise ValueError("n_routed_experts must be divisible by n_group")
+    if cfg.n_group > 1 and cfg.n_routed_experts // cfg.n_group < 2:
+        raise ValueError("group scoring sums the top-2 experts of a group: need >= 2 per group")
+    return cfg
+
+
+def load_config(folder: str) -> Glm5Config:
+    with open(os.path.join(folder, "config.json")) as f:
+        return parse_config(json.load(f))
+
+
+def expected_tensor_shapes(cfg: Glm5Config) -> dict:
+    """Every tensor name of the checkpoint with its [out, in] shape (spec §2.1-2.3).
+    FP8 scale tensors are not listed (they are checked while dequantizing)."""
+    H, nh = cfg.hidden_size, cfg.num_attention_heads
+    shapes = {
+        "model.embed_tokens.weight": [cfg.vocab_size, H],
+        "model.norm.weight": [H],
+        "lm_head.weight": [cfg.vocab_size, H],
+    }
+    n_layers = cfg.num_hidden_layers + (1 if cfg.num_nextn_predict_layers else 0)
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        shapes.update({
+            p + "input_layernorm.weight": [H],
+            p + "post_attention_layernorm.weight": [H],
+            p + "self_attn.q_a_proj.weight": [cfg.q_lora_rank, H],
+            p + "self_attn.q_a_layernorm.weight": [cfg.q_lora_rank],
+            p + "self_attn.q_b_proj.weight": [nh * cfg.qk_head_dim, cfg.q_lora_rank],
+            p + "self_attn.kv_a_proj_with_mqa.weight": [cfg.kv_lora_rank + cfg.qk_rope_head_dim, H],
+            p + "self_attn.kv_a_layernorm.weight": [cfg.kv_lora_rank],
+            p + "self_attn.kv_b_proj.weight": [nh * (cfg.qk_nope_head_dim + cfg.v_head_dim),
+                                               cfg.kv_lora_rank],
+            p + "self_attn.o_proj.weight": [H, nh * cfg.v_head_dim],
+        })
+        if cfg.layer_has_indexer(i):
+            shapes.update({
+                p + "self_attn.indexer.wq_b.weight": [cfg.index_n_heads * cfg.index_head_dim,
+                                                      cfg.q_lora_rank],
+                p + "self_attn.indexer.wk.weight": [cfg.index_head_dim, H],
+                p + "self_attn.indexer.k_norm.weight": [cfg.index_head_dim],
+                p + "self_attn.indexer.k_norm.bias": [cfg.index_head_dim],
+                p + "self_attn.indexer.weights_proj.weight": [cfg.index_n_heads, H],
+            })
+        if cfg.layer_is_moe(i):
+            E, Im = cfg.n_routed_experts, cfg.moe_intermediate_size
+            Is = Im * cfg.n_shared_experts
+            shapes[p + "mlp.gate.weight"] = [E, H]
+            shapes[p + "mlp.gate.e_score_correction_bias"] = [E]
+            if cfg.n_shared_experts:
+                shapes.update({p + "mlp.shared_experts.gate_proj.weight": [Is, H],
+                               p + "mlp.shared_experts.up_proj.weight": [Is, H],
+                               p + "mlp.shared_experts.down_proj.weight": [H, Is]})
+            for e in range(E):
+                q = f"{p}mlp.experts.{e}."
+                shapes.update({q + "gate_proj.weight": [Im, H], q + "up_proj.weight": [Im, H],
+                               q + "down_proj.weight": [H, Im]})
+        else:
+            I = cfg.intermediate_size
+            shapes.update({p + "mlp.gate_proj.weight": [I, H], p + "mlp.up_proj.weight": [I, H],
+                           p + "mlp.down_proj.weight": [H, I]})
+        if i == cfg.mtp_layer:
+            shapes.update({p + "enorm.weight": [H], p + "hnorm.weight": [H],
+                           p + "eh_proj.weight": [H, 2 * H],
+                           p + "shared_head.norm.weight": [H]})
+    return shapes
+
+
+# =====================================================================================
+# Top-k with a fixed tie rule, and a log of how close every decision was
+# =====================================================================================
+
+class SelectionLog:
+    """Records, for every top-k decision, the gap between the k-th and (k+1)-th candidate
+    relative to the largest |score| among the candidates. A float32 engine reproduces our
+    selections as long as its rounding noise stays well below these gaps."""
+
+    def __init__(self):
+        self.min_margin = {}  # kind -> (relative gap, where)
+        self.count = {}
+
+    def record(self, kind: str, values: list, order: list, k: int, where: str) -> None:
+        scale = max(abs(v) for v in values)
+        gap = values[order[k - 1]] - values[order[k]]
+        margin = gap / scale if scale > 0 else 0.0
+        self.count[kind] = self.count.get(kind, 0) + 1
+        if kind not in self.min_margin or margin < self.min_margin[kind][0]:
+            self.min_margin[kind] = (margin, where)
+
+    def merge(self, other: "SelectionLog", prefix: str = "") -> None:
+        for kind, (margin, where) in other.min_margin.items():
+            key = prefix + kind
+            self.count[key] = self.count.get(key, 0) + other.count[kind]
+            if key not in self.min_margin or margin < self.min_margin[key][0]:
+                self.min_margin[key] = (margin, where)
+
+    def overall_min(self) -> float:
+        return min((m for m, _ in self.min_margin.values()), default=math.inf)
+
+
+def select_topk(scores: torch.Tensor, k: int, log: SelectionLog | None = None,
+                kind: str = "", where: str = "") -> list:
+    """Indices of the k largest scores, largest first; equal values: lower index first.
+    Deliberately not torch.topk, whose order among ties is unspecified."""
+    values = scores.tolist()
+    order = sorted(range(len(values)), key=lambda j: (-values[j], j))
+    if log is not None and k < len(values):
+        log.record(kind, values, order, k, where)
+    return order[:k]
+
+
+# =====================================================================================
+# Building blocks
+# =====================================================================================
+
+def linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """HF nn.Linear layout: weight is [out, in]; no biases anywhere in the model."""
+    return x @ weight.T
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    return weight * (x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps))
+
+
+def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
+    """Affine LayerNorm (indexer k_norm, spec §7.3), biased variance as in torch."""
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return weight * (x - mean) / torch.sqrt(var + eps) + bias
+
+
+def silu(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.sigmoid(x)
+
+
+def rope_tables(positions: torch.Tensor, rope_dim: int, theta: float):
+    """cos/sin [T, rope_dim/2]: angle[p, i] = p * theta^(-2i/rope_dim) (spec §3.3)."""
+    i = torch.arange(rope_dim // 2, dtype=F64)
+    inv_freq = theta ** (-2.0 * i / rope_dim)
+    angles = positions.to(F64)[:, None] * inv_freq[None, :]
+    return torch.cos(angles), torch.sin(angles)
+
+
+def apply_interleaved_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate adjacent pairs (x[2i], x[2i+1]) by angle i (GPT-J / "interleaved" style):
+    y[2i] = x[2i] cos - x[2i+1] sin;  y[2i+1] = x[2i+1] cos + x[2i] sin.
+    cos/sin must broadcast against x[..., 0::2]."""
+    even, odd = x[..., 0::2], x[..., 1::2]
+    y_even = even * cos - odd * sin
+    y_odd = odd * cos + even * sin
+    return torch.stack([y_even, y_odd], dim=-1).flatten(-2)
+
+
+# =====================================================================================
+# Caches
+# =====================================================================================
+
+class LayerCache:
+    """What one decoder layer keeps per past token: the expanded attention keys/values
+    (HF form, spec §3.11) and, for layers with an indexer, the roped indexer key."""
+
+    def __init__(self):
+        self.keys = None  # [T, heads, qk_head_dim]
+        self.values = None  # [T, heads, v_head_dim]
+        self.index_keys = None  # [T, index_head_dim]
+
+    @property
+    def length(self) -> int:
+        return 0 if self.keys is None else self.keys.shape[0]
+
+    @staticmethod
+    def _append(old, new):
+        return new if old is None else torch.cat([old, new], dim=0)
+
+    def append_kv(self, keys, values):
+        self.keys = self._append(self.keys, keys)
+        self.values = self._append(self.values, values)
+
+    def append_index_keys(self, index_keys):
+        self.index_keys = self._append(self.index_keys, index_keys)
+
+
+class ModelCache:
+    def __init__(self, cfg: Glm5Config):
+        self.layers = [LayerCache() for _ in range(cfg.num_hidden_layers)]
+        self.mtp = LayerCache()  # the MTP layer attends over MTP positions only
+
+    @property
+    def length(self) -> int:
+        return self.layers[0].length
+
+
+# =====================================================================================
+# The model
+# =====================================================================================
+
+class Glm5Model:
+    def __init__(self, cfg: Glm5Config, weights: dict):
+        self.cfg = cfg
+        self.weights = weights
+        self._check_tensor_set()
+
+    @classmethod
+    def from_folder(cls, folder: str) -> "Glm5Model":
+        cfg = load_config(folder)
+        weights = dequantize_tensors(read_checkpoint_files(folder), cfg.weight_block_size)
+        return cls(cfg, weights)
+
+    def _check_tensor_set(self) -> None:
+        expected = expected_tensor_shapes(self.cfg)
+        missing = sorted(set(expected) - set(self.weights))
+        unexpected = sorted(set(self.weights) - set(expected))
+        if missing or unexpected:
+            raise ValueError(f"checkpoint tensors do not match config: missing {missing[:5]}, "
+                             f"unexpected {unexpected[:5]}")
+        for name, shape in expected.items():
+            if list(self.weights[name].shape) != shape:
+                raise ValueError(f"{name}: expected shape {shape}, got {list(self.weights[name].shape)}")
+
+    def w(self, name: str) -> torch.Tensor:
+        return self.weights[name]
+
+    # ---------------------------------------------------------------- §3.1 top level
+    def forward(self, tokens, cache: ModelCache, dsa: bool = True,
+                log: SelectionLog | None = None, layer_outputs: list | None = None):
+        """Runs new tokens (positions continue after the cache). Returns
+        (final-normed hidden [S, H], logits [S, V]). With dsa=False every query attends to
+        all visible keys (the indexer is not run)."""
+        cfg = self.cfg
+        tokens = torch.as_tensor(tokens, dtype=torch.long)
+        positions = cache.length + torch.arange(len(tokens))
+        h = self.w("model.embed_tokens.weight")[tokens]
+        if layer_outputs is not None:
+            layer_outputs.append(h)
+        topk_mask = None  # TopK sets of the most recent full layer, threaded to shared layers
+        for i in range(cfg.num_hidden_layers):
+            h, topk_mask = self.decoder_layer(i, h, positions, cache.layers[i], topk_mask, dsa, log)
+            if layer_outputs is not None:
+                layer_outputs.append(h)
+        normed = rms_norm(h, self.w("model.norm.weight"), cfg.rms_norm_eps)
+        return normed, linear(normed, self.w("lm_head.weight"))
+
+    # ---------------------------------------------------------------- §4 MTP
+    def mtp_forward(self, next_tokens, main_hidden_normed, cache: ModelCache, dsa: bool = True,
+                    log: SelectionLog | None = None):
+        """MTP layer at positions p = cache.mtp.length + 0..S-1.
+        next_tokens[j] = t[p+1], main_hidden_normed[j] = model.norm output at p;
+        returns the logits predicting t[p+2]."""
+        cfg = self.cfg
+        p = f"model.layers.{cfg.mtp_layer}."
+        next_tokens = torch.as_tensor(next_tokens, dtype=torch.long)
+        positions = cache.mtp.length + torch.arange(len(next_tokens))
+        e = self.w("model.embed_tokens.weight")[next_tokens]  # not zeroed at position 0
+        e_normed = rms_norm(e, self.w(p + "enorm.weight"), cfg.rms_norm_eps)
+        h_normed = rms_norm(main_hidden_normed, self.w(p + "hnorm.weight"), cfg.rms_norm_eps)
+        u = linear(torch.cat([e_normed, h_normed], dim=-1), self.w(p + "eh_proj.weight"))  # [e; h]
+        z, _ = self.decoder_layer(cfg.mtp_layer, u, positions, cache.mtp, None, dsa, log)
+        z_normed = rms_norm(z, self.w(p + "shared_head.norm.weight"), cfg.rms_norm_eps)
+        return linear(z_normed, self.w("lm_head.weight"))
+
+    # ---------------------------------------------------------------- decoder layer
+    def decoder_layer(self, i, x, positions, cache: LayerCache, topk_mask, dsa, log):
+        """Pre-norm residual block: a = x + Attn(norm(x)); out = a + MLP(norm(a))."""
+        cfg = self.cfg
+        p = f"model.layers.{i}."
+        attn_in = rms_norm(x, self.w(p + "input_layernorm.weight"), cfg.rms_norm_eps)
+        attn_out, topk_mask = self.attention(i, attn_in, positions, cache, topk_mask, dsa, log)
+        a = x + attn_out
+        mlp_in = rms_norm(a, self.w(p + "post_attention_layernorm.weight"), cfg.rms_norm_eps)
+        if cfg.layer_is_moe(i):
+            mlp_out = self.moe(i, mlp_in, positions, log)
+        else:
+            mlp_out = self.swiglu(p + "mlp.", mlp_in)
+        return a + mlp_out, topk_mask
+
+    # ---------------------------------------------------------------- §3.4 MLA
+    def attention(self, i, x, positions, cache: LayerCache, shared_topk_mask, dsa, log):
+        """MLA in the expanded form. Returns (output [S, H], allowed-key mask [S, T]) where the
+        mask is this layer's TopK ∩ causal (passed on to following shared layers)."""
+        cfg = self.cfg
+        p = f"model.layers.{i}.self_attn."
+        S, nh = x.shape[0], cfg.num_attention_heads
+        dn, dr, dv = cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.v_head_dim
+        cos, sin = rope_tables(positions, dr, cfg.rope_theta)
+
+        # 1. q latent (also the indexer's query input)
+        cq = rms_norm(linear(x, self.w(p + "q_a_proj.weight")),
+                      self.w(p + "q_a_layernorm.weight"), LATENT_NORM_EPS)
+        # 2. per-head queries; the rope part is the LAST dr dims of each head
+        q = linear(cq, self.w(p + "q_b_proj.weight")).view(S, nh, cfg.qk_head_dim)
+        q_nope = q[..., :dn]
+        q_pe = apply_interleaved_rope(q[..., dn:], cos[:, None, :], sin[:, None, :])
+        # 3. kv latent c (normed) and the single rope key shared by all heads
+        f = linear(x, self.w(p + "kv_a_proj_with_mqa.weight"))
+        c = rms_norm(f[:, :cfg.kv_lora_rank], self.w(p + "kv_a_layernorm.weight"), LATENT_NORM_EPS)
+        k_pe = apply_interleaved_rope(f[:, cfg.kv_lora_rank:], cos, sin)
+        # 4. per-head k_nope and v from the latent
+        kv = linear(c, self.w(p + "kv_b_proj.weight")).view(S, nh, dn + dv)
+        k_nope, v = kv[..., :dn], kv[..., dn:]
+        # 5. full 256-style heads
+        Q = torch.cat([q_nope, q_pe], dim=-1)
+        K = torch.cat([k_nope, k_pe[:, None, :].expand(S, nh, dr)], dim=-1)
+        cache.append_kv(K, v)
+
+        # Which keys each query may attend to
+        key_positions = torch.arange(cache.length)
+        visible = key_positions[None, :] <= positions[:, None]  # causal [S, T]
+        if not dsa:
+            allowed = visible
+        elif cfg.layer_has_indexer(i):
+            allowed = self.indexer_topk(i, x, cq, positions, cos, sin, cache, visible, log)
+        else:
+            allowed = shared_topk_mask  # IndexShare: reuse the previous full layer's TopK
+            if allowed is None or allowed.shape != visible.shape:
+                raise RuntimeError(f"layer {i} is shared but no full layer ran before it")
+
+        # 6-7. scaled dot products, restricted softmax, weighted values
+        scale = cfg.qk_head_dim ** -0.5
+        logits = torch.einsum("shd,thd->hst", Q, cache.keys) * scale
+        logits = logits.masked_fill(~allowed[None, :, :], -math.inf)
+        probs = torch.softmax(logits, dim=-1)
+        o = torch.einsum("hst,thd->shd", probs, cache.values).reshape(S, nh * dv)
+        # 8. output projection (input index = v_head_dim * h + j)
+        return linear(o, self.w(p + "o_proj.weight")), allowed
+
+    # ---------------------------------------------------------------- §3.6 indexer
+    def indexer_topk(self, i, x, cq, positions, cos, sin, cache: LayerCache, visible, log):
+        """Lightning indexer: scores every visible key, keeps the top index_topk.
+        Returns the allowed-key mask [S, T]."""
+        cfg = self.cfg
+        p = f"model.layers.{i}.self_attn.indexer."
+        S, Ih, Id, dr = x.shape[0], cfg.index_n_heads, cfg.index_head_dim, cfg.qk_rope_head_dim
+
+        # 1. queries from the normed q latent; one shared key from x, LayerNorm BEFORE rope
+        q_idx = linear(cq, self.w(p + "wq_b.weight")).view(S, Ih, Id)
+        k_idx = layer_norm(linear(x, self.w(p + "wk.weight")), self.w(p + "k_norm.weight"),
+                           self.w(p + "k_norm.bias"), INDEXER_NORM_EPS)
+        # 2. rope on the FIRST dr dims (interleaved, same tables as MLA)
+        q_idx = torch.cat([apply_interleaved_rope(q_idx[..., :dr], cos[:, None, :], sin[:, None, :]),
+                           q_idx[..., dr:]], dim=-1)
+        k_idx = torch.cat([apply_interleaved_rope(k_idx[:, :dr], cos, sin), k_idx[:, dr:]], dim=-1)
+        cache.append_index_keys(k_idx)
+        # 3. per-head gate
+        gate = linear(x, self.w(p + "weights_proj.weight")) * Ih ** -0.5  # [S, Ih]
+        # 4. I[s,t] = sum_h gate[s,h] * ReLU(q[s,h] . k[t] / sqrt(Id))
+        dots = torch.einsum("shd,td->sht", q_idx, cache.index_keys) * Id ** -0.5
+        scores = torch.einsum("sh,sht->st", gate, torch.relu(dots))
+        # 5. causal top-k: k = min(index_topk, number of visible keys)
+        allowed = torch.zeros_like(visible)
+        for s in range(S):
+            candidates = torch.nonzero(visible[s]).flatten()
+            k = min(cfg.index_topk, len(candidates))
+            chosen = select_topk(scores[s, candidates], k, log, "indexer",
+                                 f"layer {i} position {int(positions[s])}")
+            allowed[s, candidates[chosen]] = True
+        return allowed
+
+    # ---------------------------------------------------------------- §3.9 router
+    def route(self, i, x, where, log):
+        """noaux_tc routing for one token: returns (expert ids, gate weights)."""
+        cfg = self.cfg
+        p = f"model.layers.{i}.mlp.gate."
+        logits = linear(x, self.w(p + "weight"))
+        s = torch.sigmoid(logits)
+        c = s + self.w(p + "e_score_correction_bias")  # bias only for choosing experts
+        candidates = list(range(cfg.n_routed_experts))
+        if cfg.n_group > 1:
+            per_group = cfg.n_routed_experts // cfg.n_group
+            groups = c.view(cfg.n_group, per_group)
+            group_scores = torch.stack([g[select_topk(g, 2)].sum() for g in groups])
+            kept = select_topk(group_scores, cfg.topk_group, log, "group", where)
+            candidates = [g * per_group + j for g in sorted(kept) for j in range(per_group)]
+        chosen = select_topk(c[candidates], cfg.num_experts_per_tok, log, "router", where)
+        experts = [candidates[j] for j in chosen]
+        g = s[experts]
+        if cfg.norm_topk_prob:
+            g = g / (g.sum() + 1e-20)
+        return experts, g * cfg.routed_scaling_factor
+
+    # ---------------------------------------------------------------- §3.10 MLPs
+    def swiglu(self, prefix, x):
+        """down(silu(gate x) * up x)."""
+        gate = linear(x, self.w(prefix + "gate_proj.weight"))
+        up = linear(x, self.w(prefix + "up_proj.weight"))
+        return linear(silu(gate) * up, self.w(prefix + "down_proj.weight"))
+
+    def moe(self, i, x, positions, log):
+        p = f"model.layers.{i}.mlp."
+        out = torch.zeros_like(x)
+        for s in range(x.shape[0]):
+            experts, gates = self.route(i, x[s], f"layer {i} position {int(positions[s])}", log)
+            for e, g in zip(experts, gates):
+                out[s] += g * self.swiglu(f"{p}experts.{e}.", x[s])
+        if self.cfg.n_shared_experts:
+            out = out + self.swiglu(p + "shared_experts.", x)  # unweighted
+        return out
+
+
+# =====================================================================================
+# Convenience drivers
+# =====================================================================================
+
+def greedy_argmax(logits_row: torch.Tensor, log: SelectionLog | None = None, where: str = "") -> int:
+    return select_topk(logits_row, 1, log, "argmax", where)[0]
+
+
+def teacher_forced(model: Glm5Model, tokens, dsa=True, log=None, layer_outputs=None):
+    """Full-sequence forward from an empty cache: (normed hidden, logits)."""
+    return model.forward(tokens, ModelCache(model.cfg), dsa=dsa, log=log, layer_outputs=layer_outputs)
+
+
+def mtp_teacher_forced(model: Glm5Model, tokens, main_hidden_normed, dsa=True, log=None):
+    """MTP logits for rows p = 0..len-2: from hidden at p and token p+1, predicting p+2."""
+    return model.mtp_forward(tokens[1:], main_hidden_normed[:-1], ModelCache(model.cfg), dsa, log)
+
+
+def greedy_generate(model: Glm5Model, prompt, n_new: int, log=None) -> list:
+    """Prefill the prompt, then feed back the argmax token one at a time (with caches).
+    EOS is not treated specially."""
+    cache = ModelCache(model.cfg)
+    _, logits = model.forward(prompt, cache, log=log)
+    out = []
+    for step in range(n_new):
+        token = greedy_argmax(logits[-1], log, f"greedy step {step}")
+        out.append(token)
+        if step + 1 < n_new:
+            _, logits = model.forward([token], cache, log=log)
+    return out
