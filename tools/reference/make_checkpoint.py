@@ -176,6 +176,9 @@ FP8_WEIGHT = re.compile(
     r"|\.mlp\.experts\.\d+\.(gate_proj|up_proj|down_proj)\.weight$")
 
 
+INDEXER_GATE_LEAN = 0.3
+
+
 def quantize_fp8_blocks(w: np.ndarray, block=(128, 128)):
     """Per-block scale = amax / 448 (float32), codes = e4m3(w / scale). Returns (codes, scale)."""
     rows, cols = w.shape
@@ -195,12 +198,21 @@ def build_checkpoint(c: dict, seed: int, fmt: str) -> dict:
         raise ValueError(f"unknown format {fmt}")
     rng = np.random.default_rng(seed)
     block = tuple(c.get("quantization_config", {}).get("weight_block_size", (128, 128)))
+    shared_direction = rng.standard_normal(c["hidden_size"])
     tensors = {}
     for name, shape, init in tensor_plan(c):
         if init[0] == "norm":
             values = 1.0 + 0.1 * rng.standard_normal(shape)
         else:
             values = init[1] * rng.standard_normal(shape)
+        if name == "model.embed_tokens.weight":
+            # A direction shared by every token (real LMs have such "massive" directions).
+            values = values + shared_direction
+        if name.endswith("indexer.weights_proj.weight"):
+            # Lean the indexer's head gates positive along the shared direction. With purely
+            # random gates 1/16 of the queries (4 heads) have only negative gates, so their
+            # best keys are exactly the all-ReLU-zero ones and top-k becomes an exact tie.
+            values = values + INDEXER_GATE_LEAN * shared_direction / np.linalg.norm(shared_direction)
         if name.endswith("e_score_correction_bias"):
             tensors[name] = ("F32", values.astype(np.float32))  # always fp32 (spec §2.4)
         elif fmt == "f32":
