@@ -37,6 +37,8 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+std::string option(const std::string& name) { return "--" + name; }
+
 // --name value pairs and bare --flags.
 class Args {
  public:
@@ -49,14 +51,14 @@ class Args {
         values_[key] = "";
         continue;
       }
-      if (i + 1 >= argc) throw UsageError("--" + key + " needs a value");
+      if (i + 1 >= argc) throw UsageError(option(key) + " needs a value");
       values_[key] = argv[++i];
     }
   }
   bool has(const std::string& key) const { return values_.count(key) > 0; }
   std::string require(const std::string& key) const {
     auto it = values_.find(key);
-    if (it == values_.end()) throw UsageError("missing --" + key);
+    if (it == values_.end()) throw UsageError("missing " + option(key));
     return it->second;
   }
   std::string get(const std::string& key, const std::string& fallback) const {
@@ -66,7 +68,7 @@ class Args {
   void allowOnly(const std::vector<std::string>& known) const {
     for (const auto& [key, value] : values_)
       if (std::find(known.begin(), known.end(), key) == known.end())
-        throw UsageError("unknown option --" + key);
+        throw UsageError("unknown option " + option(key));
   }
 
  private:
@@ -121,7 +123,7 @@ void writeFloats(const std::string& path, const std::vector<float>& values) {
 
 void printIds(const char* label, const std::vector<int32_t>& ids) {
   std::string line = label;
-  for (int32_t id : ids) line += " " + std::to_string(id);
+  for (int32_t id : ids) line.append(" ").append(std::to_string(id));
   std::puts(line.c_str());
 }
 

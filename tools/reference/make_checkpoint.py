@@ -176,7 +176,7 @@ FP8_WEIGHT = re.compile(
     r"|\.mlp\.experts\.\d+\.(gate_proj|up_proj|down_proj)\.weight$")
 
 
-INDEXER_GATE_LEAN = 0.3
+INDEXER_GATE_LEAN = 0.6
 
 
 def quantize_fp8_blocks(w: np.ndarray, block=(128, 128)):

@@ -52,8 +52,10 @@ class ConfigReader {
   int integerValue(const json& value, std::string_view field, bool allowZero) const {
     const char* expected = allowZero ? "expected a non-negative integer" : "expected a positive integer";
     // nlohmann parses non-negative integer literals as unsigned and negative ones as signed.
-    if (!value.is_number_integer()) fail(field, std::string(expected) + ", got " + value.dump());
-    if (!value.is_number_unsigned() || value.get<uint64_t>() > INT_MAX) {
+    if (!value.is_number_integer() || !value.is_number_unsigned()) {
+      fail(field, std::string(expected) + ", got " + value.dump());
+    }
+    if (value.get<uint64_t>() > INT_MAX) {
       fail(field, std::string(expected) + " below 2^31, got " + value.dump());
     }
     const int result = value.get<int>();
@@ -295,7 +297,10 @@ void parseQuantization(const ConfigReader& in, ModelConfig& c) {
   const json* q = in.find("quantization_config", true);
   if (q == nullptr) return;
   if (!q->is_object()) in.fail("quantization_config", "expected an object, got " + q->dump());
-  const json method = q->value("quant_method", json());
+  if (!q->contains("quant_method")) {
+    in.fail("quantization_config.quant_method", "required field is missing");
+  }
+  const json& method = (*q)["quant_method"];
   if (method != json("fp8")) {
     in.fail("quantization_config.quant_method",
             method.dump() + " is not supported; expected \"fp8\" (block-scaled FP8 checkpoints)");
