@@ -200,6 +200,11 @@ class TestForward : public QObject {
     const auto logits = evalLogits(ref, native);
     const float limit = kTolerance * fixtures::maxAbs(ref.logits);
     QVERIFY(fixtures::maxAbsDiff(logits, ref.logits) <= limit);
+    // BF16 matrices really stay 16-bit: well under the f32 footprint (norms, the router,
+    // kv_b and the indexer gates stay f32 by design).
+    const int64_t nativeBytes = strata::Engine::open(ref.dir, native)->info().residentBytes;
+    const int64_t f32Bytes = strata::Engine::open(ref.dir)->info().residentBytes;
+    QVERIFY2(nativeBytes < f32Bytes * 0.7, qPrintable(QString("%1 vs %2").arg(nativeBytes).arg(f32Bytes)));
   }
 
   void truncateThenReappendMatches() {

@@ -119,8 +119,10 @@ class EngineImpl final : public Engine {
     info_.layerCount = config_.numHiddenLayers;
     info_.hasMtp = config_.hasMtp();
     info_.eosTokenIds = config_.eosTokenIds;
-    log().info("opened {}: {} layers, vocabulary {}, MTP {}", dir.string(), config_.numHiddenLayers,
-                config_.vocabSize, config_.hasMtp() ? "yes" : "no");
+    info_.residentBytes = model::residentBytes(weights_) + experts_->residentBytes();
+    log().info("opened {}: {} layers, vocabulary {}, MTP {}, {:.1f} MiB of weights in memory",
+               dir.string(), config_.numHiddenLayers, config_.vocabSize,
+               config_.hasMtp() ? "yes" : "no", info_.residentBytes / 1048576.0);
   }
 
   const ModelInfo& info() const override { return info_; }

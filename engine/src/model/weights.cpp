@@ -96,7 +96,31 @@ class ResidentExperts final : public ExpertSource {
   const FeedForwardWeights& expert(int layer, int expert) override {
     return experts.at(static_cast<size_t>(layer)).at(static_cast<size_t>(expert));
   }
+
+  int64_t residentBytes() const override {
+    int64_t total = 0;
+    for (const auto& layer : experts)
+      for (const FeedForwardWeights& e : layer) total += e.gate.bytes() + e.up.bytes() + e.down.bytes();
+    return total;
+  }
 };
+
+int64_t bytesOf(const Vector& v) { return static_cast<int64_t>(v.size() * sizeof(float)); }
+
+int64_t bytesOf(const FeedForwardWeights& f) { return f.gate.bytes() + f.up.bytes() + f.down.bytes(); }
+
+int64_t bytesOf(const LayerWeights& l) {
+  const AttentionWeights& a = l.attention;
+  int64_t total = bytesOf(l.inputNorm) + bytesOf(l.postAttentionNorm) + a.qA.bytes() +
+                  bytesOf(a.qANorm) + a.qB.bytes() + a.kvA.bytes() + bytesOf(a.kvANorm) +
+                  a.kvB.bytes() + a.o.bytes();
+  if (l.indexer)
+    total += l.indexer->wqB.bytes() + l.indexer->wk.bytes() + bytesOf(l.indexer->kNormWeight) +
+             bytesOf(l.indexer->kNormBias) + l.indexer->weightsProj.bytes();
+  total += bytesOf(l.dense) + l.router.gate.bytes() + bytesOf(l.router.correctionBias);
+  if (l.sharedExperts) total += bytesOf(*l.sharedExperts);
+  return total;
+}
 
 }  // namespace
 
@@ -125,6 +149,15 @@ ModelWeights loadModelWeights(const ModelConfig& config, const io::TensorStore& 
     w.mtp = std::move(m);
   }
   return w;
+}
+
+int64_t residentBytes(const ModelWeights& w) {
+  int64_t total = w.embedTokens.bytes() + bytesOf(w.finalNorm) + w.lmHead.bytes();
+  for (const LayerWeights& l : w.layers) total += bytesOf(l);
+  if (w.mtp)
+    total += bytesOf(w.mtp->enorm) + bytesOf(w.mtp->hnorm) + w.mtp->ehProj.bytes() +
+             bytesOf(w.mtp->sharedHeadNorm) + bytesOf(w.mtp->layer);
+  return total;
 }
 
 std::unique_ptr<ExpertSource> loadResidentExperts(const ModelConfig& config,

@@ -85,7 +85,11 @@ class ExpertSource {
  public:
   virtual ~ExpertSource() = default;
   virtual const FeedForwardWeights& expert(int layer, int expert) = 0;
+  virtual int64_t residentBytes() const = 0;  // expert bytes held in memory now
 };
+
+// Bytes of every tensor in `weights` as held in memory.
+int64_t residentBytes(const ModelWeights& weights);
 
 // Loads resident weights; throws strata::Error naming the tensor on any mismatch.
 ModelWeights loadModelWeights(const ModelConfig& config, const io::TensorStore& store,
