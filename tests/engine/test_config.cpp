@@ -223,8 +223,10 @@ class TestConfig : public QObject {
 
   void denseOnlyModelNeedsNoExperts() {
     json config = json::parse(kTinyConfig);
-    config.merge_patch({{"first_k_dense_replace", 4}, {"n_routed_experts", 0},
-                        {"num_experts_per_tok", 0}, {"num_nextn_predict_layers", 0}});
+    config.merge_patch({{"first_k_dense_replace", 4},
+                        {"n_routed_experts", 0},
+                        {"num_experts_per_tok", 0},
+                        {"num_nextn_predict_layers", 0}});
     const ModelConfig c = parseJson(config);
     QCOMPARE(c.layerIsMoe, std::vector<bool>(4, false));
     QVERIFY(!c.hasMtp());
@@ -273,10 +275,14 @@ class TestConfig : public QObject {
     };
     row("int as string", R"({"hidden_size": "64"})",
         R"(hidden_size: expected a positive integer, got "64")");
-    row("int as float", R"({"hidden_size": 64.5})", "hidden_size: expected a positive integer, got 64.5");
-    row("zero size", R"({"num_attention_heads": 0})", "num_attention_heads: expected a positive integer, got 0");
-    row("negative", R"({"num_hidden_layers": -2})", "num_hidden_layers: expected a positive integer, got -2");
-    row("too large", R"({"vocab_size": 3000000000})", "vocab_size: expected a positive integer below 2^31");
+    row("int as float", R"({"hidden_size": 64.5})",
+        "hidden_size: expected a positive integer, got 64.5");
+    row("zero size", R"({"num_attention_heads": 0})",
+        "num_attention_heads: expected a positive integer, got 0");
+    row("negative", R"({"num_hidden_layers": -2})",
+        "num_hidden_layers: expected a positive integer, got -2");
+    row("too large", R"({"vocab_size": 3000000000})",
+        "vocab_size: expected a positive integer below 2^31");
     row("null int", "{}", "q_lora_rank: expected a positive integer, got null", "/q_lora_rank");
     row("bool as string", R"({"tie_word_embeddings": "false"})",
         R"(tie_word_embeddings: expected true or false, got "false")");
@@ -286,14 +292,16 @@ class TestConfig : public QObject {
     row("missing model_type", R"({"model_type": null})", "model_type: required field is missing");
     row("wrong model_type", R"({"model_type": "deepseek_v32"})",
         R"(model_type: "deepseek_v32" is not supported; only "glm_moe_dsa")");
-    row("missing rope", R"({"rope_parameters": null})", "rope_parameters: required field is missing");
+    row("missing rope", R"({"rope_parameters": null})",
+        "rope_parameters: required field is missing");
     row("missing rope_theta", R"({"rope_parameters": {"rope_theta": null}})",
         "rope_parameters.rope_theta: required field is missing");
     row("negative rope_theta", R"({"rope_parameters": {"rope_theta": -1}})",
         "rope_parameters.rope_theta: expected a positive number, got -1");
     row("yarn", R"({"rope_parameters": {"rope_type": "yarn", "factor": 4}})",
         R"(rope_parameters.rope_type: rope type "yarn" is not supported)");
-    row("legacy yarn", R"({"rope_parameters": null, "rope_theta": 1e4, "rope_scaling": {"type": "yarn"}})",
+    row("legacy yarn",
+        R"({"rope_parameters": null, "rope_theta": 1e4, "rope_scaling": {"type": "yarn"}})",
         R"(rope_scaling.type: rope type "yarn" is not supported)");
     row("eps too large", R"({"rms_norm_eps": 0.1})",
         "rms_norm_eps: expected a small positive number in (0, 0.01], got 0.1");
@@ -301,10 +309,12 @@ class TestConfig : public QObject {
     row("odd rope dim", R"({"qk_rope_head_dim": 7})", "qk_rope_head_dim: must be even");
     row("indexer dim too small", R"({"index_head_dim": 8})",
         "index_head_dim: must be greater than qk_rope_head_dim (8");
-    row("index_topk zero", R"({"index_topk": 0})", "index_topk: expected a positive integer, got 0");
+    row("index_topk zero", R"({"index_topk": 0})",
+        "index_topk: expected a positive integer, got 0");
     row("experts not divisible", R"({"n_group": 3})",
         "n_group: n_routed_experts (8) is not divisible by n_group (3)");
-    row("topk_group > n_group", R"({"n_group": 2, "topk_group": 3})", "topk_group: 3 exceeds n_group (2)");
+    row("topk_group > n_group", R"({"n_group": 2, "topk_group": 3})",
+        "topk_group: 3 exceeds n_group (2)");
     row("groups of one", R"({"n_group": 8, "topk_group": 2})",
         "n_group: each of the 8 groups needs at least 2 experts, has 1");
     row("topk > experts", R"({"num_experts_per_tok": 9})",
@@ -339,9 +349,11 @@ class TestConfig : public QObject {
         "quantization_config.quant_method: required field is missing");
     row("quant fmt", R"({"quantization_config": {"quant_method": "fp8", "fmt": "e5m2"}})",
         R"(quantization_config.fmt: "e5m2" is not supported; expected "e4m3")");
-    row("quant block shape", R"({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128]}})",
+    row("quant block shape",
+        R"({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128]}})",
         "quantization_config.weight_block_size: expected [rows, cols] block sizes, got [128]");
-    row("quant block zero", R"({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 0]}})",
+    row("quant block zero",
+        R"({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 0]}})",
         "quantization_config.weight_block_size: expected a positive integer, got 0");
     row("quant block null", R"({"quantization_config": {"quant_method": "fp8"}})",
         "quantization_config.weight_block_size: expected [rows, cols] block sizes, got null",
@@ -352,15 +364,18 @@ class TestConfig : public QObject {
         R"(scoring_func: "softmax" is not supported; expected "sigmoid")");
     row("topk_method", R"({"topk_method": "greedy"})",
         R"(topk_method: "greedy" is not supported; expected "noaux_tc")");
-    row("hidden_act", R"({"hidden_act": "gelu"})", R"(hidden_act: "gelu" is not supported; expected "silu")");
-    row("attention_bias", R"({"attention_bias": true})", "attention_bias: true is not supported; expected false");
+    row("hidden_act", R"({"hidden_act": "gelu"})",
+        R"(hidden_act: "gelu" is not supported; expected "silu")");
+    row("attention_bias", R"({"attention_bias": true})",
+        "attention_bias: true is not supported; expected false");
     row("two MTP layers", R"({"num_nextn_predict_layers": 2})",
         "num_nextn_predict_layers: 2 MTP layers are not supported; expected 0 or 1");
     row("eos as string", R"({"eos_token_id": "2"})",
         R"(eos_token_id: expected a non-negative integer, got "2")");
     row("eos outside vocab", R"({"eos_token_id": [2, 600]})",
         "eos_token_id: 600 is outside the vocabulary (vocab_size 512)");
-    row("eos empty list", R"({"eos_token_id": []})", "eos_token_id: expected a token id or a non-empty list");
+    row("eos empty list", R"({"eos_token_id": []})",
+        "eos_token_id: expected a token id or a non-empty list");
   }
 
   void malformed() {
@@ -383,7 +398,8 @@ class TestConfig : public QObject {
   void notAConfig_data() {
     QTest::addColumn<QByteArray>("text");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("truncated") << QByteArray(R"({"model_type": "glm_moe_dsa",)") << "not valid JSON";
+    QTest::newRow("truncated") << QByteArray(R"({"model_type": "glm_moe_dsa",)")
+                               << "not valid JSON";
     QTest::newRow("empty") << QByteArray("") << "not valid JSON";
     QTest::newRow("trailing garbage") << QByteArray(kTinyConfig).append("x") << "not valid JSON";
     QTest::newRow("array") << QByteArray("[1, 2]") << "expected a JSON object at the top level";

@@ -18,8 +18,8 @@ namespace {
 double fp8Reference(int code) {
   const int sign = code >> 7, exponent = (code >> 3) & 15, mantissa = code & 7;
   if (exponent == 15 && mantissa == 7) return std::numeric_limits<double>::quiet_NaN();
-  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9)
-                                         : std::ldexp(8 + mantissa, exponent - 7 - 3);
+  const double magnitude =
+      exponent == 0 ? std::ldexp(mantissa, -9) : std::ldexp(8 + mantissa, exponent - 7 - 3);
   return sign ? -magnitude : magnitude;
 }
 
@@ -53,8 +53,8 @@ class TestConvert : public QObject {
   void bf16KnownValues() {
     QCOMPARE(bf16ToF32(0x3F80), 1.0f);
     QCOMPARE(bf16ToF32(0xC000), -2.0f);
-    QCOMPARE(bf16ToF32(0x4049), 3.140625f);  // 0x40490000 = 1.5703125 * 2
-    QCOMPARE(bf16ToF32(0x0001), std::ldexp(1.0f, -133));  // smallest subnormal
+    QCOMPARE(bf16ToF32(0x4049), 3.140625f);                // 0x40490000 = 1.5703125 * 2
+    QCOMPARE(bf16ToF32(0x0001), std::ldexp(1.0f, -133));   // smallest subnormal
     QCOMPARE(bf16ToF32(0x7F7F), std::ldexp(255.0f, 120));  // largest finite: 0x7F7F0000
     QCOMPARE(bf16ToF32(0x7F80), std::numeric_limits<float>::infinity());
     QCOMPARE(bf16ToF32(0xFF80), -std::numeric_limits<float>::infinity());
@@ -76,8 +76,8 @@ class TestConvert : public QObject {
     QCOMPARE(f16ToF32(0x3555), 0.333251953125f);
     QCOMPARE(f16ToF32(0x7BFF), 65504.0f);
     QCOMPARE(f16ToF32(0xFBFF), -65504.0f);
-    QCOMPARE(f16ToF32(0x0400), std::ldexp(1.0f, -14));  // smallest normal
-    QCOMPARE(f16ToF32(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+    QCOMPARE(f16ToF32(0x0400), std::ldexp(1.0f, -14));     // smallest normal
+    QCOMPARE(f16ToF32(0x0001), std::ldexp(1.0f, -24));     // smallest subnormal
     QCOMPARE(f16ToF32(0x03FF), std::ldexp(1023.0f, -24));  // largest subnormal
     QCOMPARE(f16ToF32(0x7C00), std::numeric_limits<float>::infinity());
     QCOMPARE(f16ToF32(0xFC00), -std::numeric_limits<float>::infinity());
@@ -90,17 +90,16 @@ class TestConvert : public QObject {
     for (int code = 0; code < 65536; ++code) {
       const double expected = f16Reference(code);
       const float got = f16ToF32(static_cast<uint16_t>(code));
-      const bool ok = std::isnan(expected)
-                          ? std::isnan(got)
-                          : (static_cast<double>(got) == expected &&
-                             std::signbit(got) == std::signbit(expected));
+      const bool ok = std::isnan(expected) ? std::isnan(got)
+                                           : (static_cast<double>(got) == expected &&
+                                              std::signbit(got) == std::signbit(expected));
       if (!ok) QFAIL(qPrintable(QString("f16 code 0x%1 -> %2").arg(code, 4, 16).arg(got)));
     }
   }
 
   void fp8KnownValues() {
-    QCOMPARE(fp8e4m3ToF32(0x38), 1.0f);        // exponent 7 = bias
-    QCOMPARE(fp8e4m3ToF32(0x7E), 448.0f);      // largest finite: 1.75 * 2^8
+    QCOMPARE(fp8e4m3ToF32(0x38), 1.0f);    // exponent 7 = bias
+    QCOMPARE(fp8e4m3ToF32(0x7E), 448.0f);  // largest finite: 1.75 * 2^8
     QCOMPARE(fp8e4m3ToF32(0xFE), -448.0f);
     QCOMPARE(fp8e4m3ToF32(0x01), 0.001953125f);  // smallest subnormal 2^-9
     QCOMPARE(fp8e4m3ToF32(0x07), 0.013671875f);  // largest subnormal 7 * 2^-9
@@ -122,8 +121,9 @@ class TestConvert : public QObject {
         continue;
       }
       QVERIFY2(!std::isinf(got), qPrintable(QString("fp8 code %1 gave inf").arg(code)));
-      QVERIFY2(static_cast<double>(got) == expected && std::signbit(got) == std::signbit(expected),
-               qPrintable(QString("fp8 code %1: got %2, expected %3").arg(code).arg(got).arg(expected)));
+      QVERIFY2(
+          static_cast<double>(got) == expected && std::signbit(got) == std::signbit(expected),
+          qPrintable(QString("fp8 code %1: got %2, expected %3").arg(code).arg(got).arg(expected)));
     }
     QCOMPARE(nans, 2);
   }
@@ -147,7 +147,10 @@ class TestConvert : public QObject {
         const double expected = fp8Reference(weights[r * cols + c]) * scale;
         if (static_cast<double>(out[r * cols + c]) != expected) {
           QFAIL(qPrintable(QString("at [%1, %2]: got %3, expected %4")
-                               .arg(r).arg(c).arg(out[r * cols + c]).arg(expected)));
+                               .arg(r)
+                               .arg(c)
+                               .arg(out[r * cols + c])
+                               .arg(expected)));
         }
       }
     }
@@ -159,9 +162,15 @@ class TestConvert : public QObject {
                                  0x38, 0xB8, 0x38, 0x38, 0x7E,   // 1, -1, 1, 1, 448
                                  0x38, 0x01, 0x38, 0x00, 0x38};  // 1, 2^-9, 1, 0, 1
     const std::vector<float> s{1, 10, 100, 1000, 10000, 100000};
-    const std::vector<float> expected{1,    2,     5,     10,    100,     //
-                                      1,    -1,    10,    10,    44800,   //
-                                      1000, 1000.0f / 512, 10000, 0, 100000};
+    const std::vector<float> expected{1,     2,
+                                      5,     10,
+                                      100,  //
+                                      1,     -1,
+                                      10,    10,
+                                      44800,  //
+                                      1000,  1000.0f / 512,
+                                      10000, 0,
+                                      100000};
     std::vector<float> out(15);
     dequantFp8Block(w.data(), 3, 5, s.data(), 2, 2, out.data());
     for (int i = 0; i < 15; ++i) QCOMPARE(out[i], expected[i]);

@@ -41,7 +41,8 @@ QByteArray withHeader(const std::string& header, const QByteArray& data) {
 }
 
 // A well-formed file: tensors laid out back to back in the given order.
-QByteArray buildSafetensors(const std::vector<TensorSpec>& tensors, const json& metadata = nullptr) {
+QByteArray buildSafetensors(const std::vector<TensorSpec>& tensors,
+                            const json& metadata = nullptr) {
   json header = json::object();
   if (!metadata.is_null()) header["__metadata__"] = metadata;
   QByteArray data;
@@ -106,16 +107,19 @@ class TestSafetensors : public QObject {
   // A file exercising every dtype; FP8 [3, 5] with 2x2 blocks has partial blocks both ways.
   fs::path writeMixedFile(const QString& name) const {
     const fs::path file = path(name);
-    writeFile(file, buildSafetensors(
-                        {{"f32", "F32", {2, 3}, bytesOf<float>({1.5f, -2, 0, 1e-30f, 3e38f, -0.0f})},
-                         {"bf16", "BF16", {4}, bytesOf<uint16_t>({0x3F80, 0xC040, 0x7F80, 0x0001})},
-                         {"f16", "F16", {3}, bytesOf<uint16_t>({0x3C00, 0x0001, 0xFBFF})},
-                         {"w.weight", "F8_E4M3", {3, 5},
-                          bytesOf<uint8_t>({0x38, 0x40, 0x30, 0x38, 0x38, 0x38, 0xB8, 0x38, 0x38,
-                                            0x7E, 0x38, 0x01, 0x38, 0x00, 0xC8})},
-                         {"w.weight_scale_inv", "F32", {2, 3}, bytesOf<float>({1, 2, 4, 8, 16, 32})},
-                         {"scalar", "F32", {}, bytesOf<float>({42.0f})}},
-                        json{{"format", "pt"}}));
+    writeFile(file,
+              buildSafetensors(
+                  {{"f32", "F32", {2, 3}, bytesOf<float>({1.5f, -2, 0, 1e-30f, 3e38f, -0.0f})},
+                   {"bf16", "BF16", {4}, bytesOf<uint16_t>({0x3F80, 0xC040, 0x7F80, 0x0001})},
+                   {"f16", "F16", {3}, bytesOf<uint16_t>({0x3C00, 0x0001, 0xFBFF})},
+                   {"w.weight",
+                    "F8_E4M3",
+                    {3, 5},
+                    bytesOf<uint8_t>({0x38, 0x40, 0x30, 0x38, 0x38, 0x38, 0xB8, 0x38, 0x38, 0x7E,
+                                      0x38, 0x01, 0x38, 0x00, 0xC8})},
+                   {"w.weight_scale_inv", "F32", {2, 3}, bytesOf<float>({1, 2, 4, 8, 16, 32})},
+                   {"scalar", "F32", {}, bytesOf<float>({42.0f})}},
+                  json{{"format", "pt"}}));
     return file;
   }
 
@@ -141,21 +145,23 @@ class TestSafetensors : public QObject {
              (std::vector<float>{1, std::ldexp(1.0f, -24), -65504}));
     QCOMPARE(store.readF32("scalar", std::vector<int64_t>{}), std::vector<float>{42});
 
-    // out[r, c] = fp8(w[r, c]) * scale[r / 2, c / 2]
+    // out[r, c] = fp8(w[r, c]) * scale[r / 2, c / 2], with weights decoding to
+    // [1, 2, 0.5, 1, 1 | 1, -1, 1, 1, 448 | 1, 2^-9, 1, 0, -4] and scales [[1, 2, 4], [8, 16, 32]].
     const auto w = store.readF32("w.weight", std::vector<int64_t>{3, 5}, {2, 2});
-    const std::vector<float> expected{1,     2,  2,           4,  4,           //
-                                      1,     -1, 4,           4,  448 * 4,     //
-                                      8,     8 * fp8(0x01),   16, 0,  32 * fp8(0xC8)};
+    const std::vector<float> expected{1 * 1, 2 * 1,         0.5f * 2, 1 * 2,  1 * 4,    //
+                                      1 * 1, -1 * 1,        1 * 2,    1 * 2,  448 * 4,  //
+                                      1 * 8, 8 * fp8(0x01), 1 * 16,   0 * 16, 32 * fp8(0xC8)};
     QCOMPARE(w, expected);
-    QCOMPARE(fp8(0xC8), -8.0f);  // the test's own decoder: 0xC8 = -(1.0 * 2^3)
+    QCOMPARE(fp8(0xC8), -4.0f);  // the test's own decoder: 0xC8 = -(1.0 * 2^(9 - 7))
   }
 
   void fp8DefaultBlockIs128() {
     // 130 rows: the second row block holds only rows 128 and 129 (spec §2.4 ceil-division).
     std::vector<uint8_t> weights(130 * 2, 0x38);  // all 1.0
     const fs::path file = path("fp8.safetensors");
-    writeFile(file, buildSafetensors({{"x.weight", "F8_E4M3", {130, 2}, bytesOf(weights)},
-                                      {"x.weight_scale_inv", "F32", {2, 1}, bytesOf<float>({0.5f, 3})}}));
+    writeFile(file,
+              buildSafetensors({{"x.weight", "F8_E4M3", {130, 2}, bytesOf(weights)},
+                                {"x.weight_scale_inv", "F32", {2, 1}, bytesOf<float>({0.5f, 3})}}));
     const auto out = TensorStore::openFile(file).readF32("x.weight", std::vector<int64_t>{130, 2});
     QCOMPARE(out[127 * 2 + 1], 0.5f);
     QCOMPARE(out[128 * 2], 3.0f);
@@ -195,8 +201,9 @@ class TestSafetensors : public QObject {
              fs::path("model-00002-of-00002.safetensors"));
     QCOMPARE(store.readF32("b", std::vector<int64_t>{1}), std::vector<float>{2});
     QCOMPARE(store.readF32("c", std::vector<int64_t>{2}), (std::vector<float>{1, -1}));
-    EXPECT_ERROR(store.get("model.norm.weight"),
-                 {QString::fromStdString(root.string() + ": tensor 'model.norm.weight' is missing")});
+    EXPECT_ERROR(
+        store.get("model.norm.weight"),
+        {QString::fromStdString(root.string() + ": tensor 'model.norm.weight' is missing")});
   }
 
   void movesAndClosesFiles() {
@@ -232,19 +239,22 @@ class TestSafetensors : public QObject {
                                       {"bf.weight_scale_inv", "BF16", {2, 3}, QByteArray(12, 0)}}));
     const TensorStore store = TensorStore::openFile(file);
     const QString f = QString::fromStdString(file.string());
-    EXPECT_ERROR(store.readF32(q, std::vector<int64_t>{32, 65}),
-                 {f + ": tensor '" + QString::fromStdString(q) +
-                  "' has shape [32, 64], expected [32, 65]"});
+    EXPECT_ERROR(
+        store.readF32(q, std::vector<int64_t>{32, 65}),
+        {f + ": tensor '" + QString::fromStdString(q) + "' has shape [32, 64], expected [32, 65]"});
     EXPECT_ERROR(store.readF32(q, std::vector<int64_t>{32}), {"has shape [32, 64], expected [32]"});
     EXPECT_ERROR(store.readF32("noscale.weight", std::vector<int64_t>{2, 2}),
-                 {f, "tensor 'noscale.weight' is FP8 but its scale tensor 'noscale.weight_scale_inv' is missing"});
+                 {f,
+                  "tensor 'noscale.weight' is FP8 but its scale tensor 'noscale.weight_scale_inv' "
+                  "is missing"});
     EXPECT_ERROR(store.readF32("oned.weight", std::vector<int64_t>{4}),
                  {f, "tensor 'oned.weight': FP8 weights must be 2-D, got shape [4]"});
     EXPECT_ERROR(store.readF32("bad.weight", std::vector<int64_t>{3, 5}, {2, 2}),
                  {f, "scale tensor 'bad.weight_scale_inv' is F32 [1, 1], expected F32 [2, 3]"});
     EXPECT_ERROR(store.readF32("bf.weight", std::vector<int64_t>{3, 5}, {2, 2}),
                  {f, "scale tensor 'bf.weight_scale_inv' is BF16 [2, 3], expected F32 [2, 3]"});
-    EXPECT_ERROR(store.readF32("absent", std::vector<int64_t>{1}), {f + ": tensor 'absent' is missing"});
+    EXPECT_ERROR(store.readF32("absent", std::vector<int64_t>{1}),
+                 {f + ": tensor 'absent' is missing"});
   }
 
   void fileTruncatedAfterOpen() {
@@ -260,8 +270,9 @@ class TestSafetensors : public QObject {
                  {"absent.safetensors: cannot open: No such file or directory"});
     EXPECT_ERROR(TensorStore::openFile(tmp_.path().toStdString()), {"not a regular file"});
     QTemporaryDir empty;
-    EXPECT_ERROR(TensorStore::openDirectory(empty.path().toStdString()),
-                 {empty.path() + ": neither model.safetensors.index.json nor model.safetensors exists"});
+    EXPECT_ERROR(
+        TensorStore::openDirectory(empty.path().toStdString()),
+        {empty.path() + ": neither model.safetensors.index.json nor model.safetensors exists"});
   }
 
   void malformedFile_data() {
@@ -284,9 +295,12 @@ class TestSafetensors : public QObject {
     row("not JSON", withHeader("{not json", {}), {"header is not valid JSON"});
     row("not object", withHeader("[1, 2]", {}), {"header is not a JSON object"});
     row("entry not object", one("3"), {"tensor 'w': entry must be an object, got 3"});
-    row("no dtype", one(R"({"shape": [2], "data_offsets": [0, 8]})"), {"tensor 'w': missing \"dtype\""});
-    row("no shape", one(R"({"dtype": "F32", "data_offsets": [0, 8]})"), {"tensor 'w': missing \"shape\""});
-    row("no offsets", one(R"({"dtype": "F32", "shape": [2]})"), {"tensor 'w': missing \"data_offsets\""});
+    row("no dtype", one(R"({"shape": [2], "data_offsets": [0, 8]})"),
+        {"tensor 'w': missing \"dtype\""});
+    row("no shape", one(R"({"dtype": "F32", "data_offsets": [0, 8]})"),
+        {"tensor 'w': missing \"shape\""});
+    row("no offsets", one(R"({"dtype": "F32", "shape": [2]})"),
+        {"tensor 'w': missing \"data_offsets\""});
     row("dtype type", one(R"({"dtype": 5, "shape": [2], "data_offsets": [0, 8]})"),
         {"tensor 'w': \"dtype\" must be a string, got 5"});
     row("I64", one(R"({"dtype": "I64", "shape": [2], "data_offsets": [0, 16]})"),
@@ -316,8 +330,8 @@ class TestSafetensors : public QObject {
         {"tensor 'w':", "needs more than 2^64 bytes"});
     row("data past end", one(R"({"dtype": "F32", "shape": [32], "data_offsets": [0, 128]})"),
         {"tensor 'w': data ends at byte", "past the end of the file", "file truncated?"});
-    QByteArray truncated = buildSafetensors({{"a", "F32", {2}, bytesOf<float>({1, 2})},
-                                             {"b", "F32", {2}, bytesOf<float>({3, 4})}});
+    QByteArray truncated = buildSafetensors(
+        {{"a", "F32", {2}, bytesOf<float>({1, 2})}, {"b", "F32", {2}, bytesOf<float>({3, 4})}});
     truncated.chop(3);
     row("truncated file", truncated, {"tensor 'b': data ends at byte", "file truncated?"});
     row("overlap",
@@ -351,32 +365,39 @@ class TestSafetensors : public QObject {
     QTest::addColumn<QStringList>("expected");
     QTest::newRow("missing shard")
         << QByteArray(R"({"weight_map": {"x": "a.safetensors", "w": "missing.safetensors"}})")
-        << QStringList{"index.json: shard 'missing.safetensors' (listed for tensor 'w') does not exist"};
+        << QStringList{
+               "index.json: shard 'missing.safetensors' (listed for tensor 'w') does not exist"};
     QTest::newRow("absent from shard")
         << QByteArray(R"({"weight_map": {"x": "a.safetensors", "q": "b.safetensors"}})")
-        << QStringList{"index.json: tensor 'q' is listed in weight_map under 'b.safetensors' but is "
-                       "absent from that shard"};
+        << QStringList{
+               "index.json: tensor 'q' is listed in weight_map under 'b.safetensors' but is "
+               "absent from that shard"};
     QTest::newRow("listed in the wrong shard")
         << QByteArray(R"({"weight_map": {"x": "b.safetensors", "z": "b.safetensors"}})")
         << QStringList{"tensor 'x' is listed in weight_map under 'b.safetensors' but is absent"};
-    QTest::newRow("parent dir")
-        << QByteArray(R"({"weight_map": {"x": "../a.safetensors"}})")
-        << QStringList{"shard file name '../a.safetensors' for tensor 'x' escapes the checkpoint directory"};
+    QTest::newRow("parent dir") << QByteArray(R"({"weight_map": {"x": "../a.safetensors"}})")
+                                << QStringList{
+                                       "shard file name '../a.safetensors' for tensor 'x' escapes "
+                                       "the checkpoint directory"};
     QTest::newRow("nested parent")
         << QByteArray(R"({"weight_map": {"x": "sub/../../a.safetensors"}})")
         << QStringList{"shard file name 'sub/../../a.safetensors' for tensor 'x' escapes"};
-    QTest::newRow("absolute")
-        << QByteArray(R"({"weight_map": {"x": "/etc/passwd"}})")
-        << QStringList{"shard file name '/etc/passwd' for tensor 'x' escapes"};
+    QTest::newRow("absolute") << QByteArray(R"({"weight_map": {"x": "/etc/passwd"}})")
+                              << QStringList{
+                                     "shard file name '/etc/passwd' for tensor 'x' escapes"};
     QTest::newRow("tensor in two shards")
-        << QByteArray(R"({"weight_map": {"x": "a.safetensors", "y": "a.safetensors", "u": "c.safetensors"}})")
-        << QStringList{"c.safetensors: tensor 'y' is also in", "a.safetensors; each tensor must be in one shard"};
+        << QByteArray(
+               R"({"weight_map": {"x": "a.safetensors", "y": "a.safetensors", "u": "c.safetensors"}})")
+        << QStringList{"c.safetensors: tensor 'y' is also in",
+                       "a.safetensors; each tensor must be in one shard"};
     QTest::newRow("not JSON") << QByteArray("{\"weight_map\": ")
                               << QStringList{"model.safetensors.index.json: not valid JSON"};
-    QTest::newRow("no weight_map") << QByteArray(R"({"metadata": {}})")
-                                   << QStringList{"index.json: expected an object with a \"weight_map\" object"};
-    QTest::newRow("entry not string") << QByteArray(R"({"weight_map": {"x": 3}})")
-                                      << QStringList{"weight_map entry for tensor 'x' must be a file name string, got 3"};
+    QTest::newRow("no weight_map")
+        << QByteArray(R"({"metadata": {}})")
+        << QStringList{"index.json: expected an object with a \"weight_map\" object"};
+    QTest::newRow("entry not string")
+        << QByteArray(R"({"weight_map": {"x": 3}})")
+        << QStringList{"weight_map entry for tensor 'x' must be a file name string, got 3"};
     QTest::newRow("bad shard header")
         << QByteArray(R"({"weight_map": {"x": "broken.safetensors"}})")
         << QStringList{"broken.safetensors: file is 3 bytes"};
@@ -388,9 +409,11 @@ class TestSafetensors : public QObject {
     QTemporaryDir dir;
     const fs::path root = dir.path().toStdString();
     const QByteArray four = bytesOf<float>({1});
-    writeFile(root / "a.safetensors", buildSafetensors({{"x", "F32", {1}, four}, {"y", "F32", {1}, four}}));
+    writeFile(root / "a.safetensors",
+              buildSafetensors({{"x", "F32", {1}, four}, {"y", "F32", {1}, four}}));
     writeFile(root / "b.safetensors", buildSafetensors({{"z", "F32", {1}, four}}));
-    writeFile(root / "c.safetensors", buildSafetensors({{"u", "F32", {1}, four}, {"y", "F32", {1}, four}}));
+    writeFile(root / "c.safetensors",
+              buildSafetensors({{"u", "F32", {1}, four}, {"y", "F32", {1}, four}}));
     writeFile(root / "broken.safetensors", "abc");
     writeFile(root / "model.safetensors.index.json", index);
     EXPECT_ERROR(TensorStore::openDirectory(root), expected);

@@ -418,21 +418,45 @@ def expected_tensor_shapes(cfg: Glm5Config) -> dict:
 # =====================================================================================
 
 class SelectionLog:
-    """Records, for every top-k decision, the gap between the k-th and (k+1)-th candidate
-    relative to the largest |score| among the candidates. A float32 engine reproduces our
-    selections as long as its rounding noise stays well below these gaps."""
+    """Records, for every top-k decision, how far it is from flipping: the gap between the
+    k-th and (k+1)-th candidate relative to the largest |score| among the candidates. A
+    float32 engine reproduces our selections as long as its rounding noise stays well below
+    these margins.
+
+    Indexer scores have one legitimate exact tie: keys whose ReLU terms are all zero score
+    exactly 0, in float32 too. When such a tie straddles the k-th place, the lower-index rule
+    decides it identically in any engine, provided every tied key really scores 0 there as
+    well and no other key comes near 0. The margin recorded for it is the smallest of: the
+    gap from 0 to the nearest non-zero score above and below, and how far each tied key's
+    ReLU inputs are below 0 (relative to the largest |ReLU input| of the query)."""
 
     def __init__(self):
-        self.min_margin = {}  # kind -> (relative gap, where)
+        self.min_margin = {}  # kind -> (relative margin, where)
         self.count = {}
+        self.zero_ties = {}  # kind -> number of decisions settled by an exact-zero tie
 
-    def record(self, kind: str, values: list, order: list, k: int, where: str) -> None:
+    def record(self, kind: str, values: list, order: list, k: int, where: str,
+               relu_inputs: torch.Tensor | None = None) -> None:
         scale = max(abs(v) for v in values)
-        gap = values[order[k - 1]] - values[order[k]]
-        margin = gap / scale if scale > 0 else 0.0
+        kth, next_value = values[order[k - 1]], values[order[k]]
+        if kth == next_value == 0.0 and relu_inputs is not None:
+            margin = self._zero_tie_margin(values, relu_inputs, scale)
+            self.zero_ties[kind] = self.zero_ties.get(kind, 0) + 1
+        else:
+            margin = (kth - next_value) / scale if scale > 0 else 0.0
         self.count[kind] = self.count.get(kind, 0) + 1
         if kind not in self.min_margin or margin < self.min_margin[kind][0]:
             self.min_margin[kind] = (margin, where)
+
+    @staticmethod
+    def _zero_tie_margin(values: list, relu_inputs: torch.Tensor, scale: float) -> float:
+        nonzero = [abs(v) for v in values if v != 0.0]
+        gap = min(nonzero) / scale if nonzero else 1.0  # nearest score to 0, from either side
+        tied = torch.tensor([v == 0.0 for v in values])
+        relu_scale = float(relu_inputs.abs().max())
+        # tied keys have every ReLU input <= 0; how far below 0 is the closest one?
+        closest_to_zero = float((-relu_inputs[:, tied]).min()) if relu_scale > 0 else 0.0
+        return min(gap, closest_to_zero / relu_scale if relu_scale > 0 else 0.0)
 
     def merge(self, other: "SelectionLog", prefix: str = "") -> None:
         for kind, (margin, where) in other.min_margin.items():
@@ -440,19 +464,21 @@ class SelectionLog:
             self.count[key] = self.count.get(key, 0) + other.count[kind]
             if key not in self.min_margin or margin < self.min_margin[key][0]:
                 self.min_margin[key] = (margin, where)
+        for kind, n in other.zero_ties.items():
+            self.zero_ties[prefix + kind] = self.zero_ties.get(prefix + kind, 0) + n
 
     def overall_min(self) -> float:
         return min((m for m, _ in self.min_margin.values()), default=math.inf)
 
 
 def select_topk(scores: torch.Tensor, k: int, log: SelectionLog | None = None,
-                kind: str = "", where: str = "") -> list:
+                kind: str = "", where: str = "", relu_inputs: torch.Tensor | None = None) -> list:
     """Indices of the k largest scores, largest first; equal values: lower index first.
     Deliberately not torch.topk, whose order among ties is unspecified."""
     values = scores.tolist()
     order = sorted(range(len(values)), key=lambda j: (-values[j], j))
     if log is not None and k < len(values):
-        log.record(kind, values, order, k, where)
+        log.record(kind, values, order, k, where, relu_inputs)
     return order[:k]
 
 
@@ -698,7 +724,7 @@ class Glm5Model:
             candidates = torch.nonzero(visible[s]).flatten()
             k = min(cfg.index_topk, len(candidates))
             chosen = select_topk(scores[s, candidates], k, log, "indexer",
-                                 f"layer {i} position {int(positions[s])}")
+                                 f"layer {i} position {int(positions[s])}", dots[s][:, candidates])
             allowed[s, candidates[chosen]] = True
         return allowed
 
@@ -773,3 +799,37 @@ def greedy_generate(model: Glm5Model, prompt, n_new: int, log=None) -> list:
         if step + 1 < n_new:
             _, logits = model.forward([token], cache, log=log)
     return out
+
+
+def main():
+    """Debugging aid: run the reference on a checkpoint folder and dump what an engine
+    under test can be compared against layer by layer."""
+    import argparse
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("folder", help="checkpoint folder (config.json + safetensors)")
+    ap.add_argument("--tokens", help="comma-separated token ids (default: the folder's "
+                                     "reference.json prompt)")
+    ap.add_argument("--no-dsa", action="store_true", help="attend to every visible key")
+    ap.add_argument("--dump-layers", metavar="OUT.f32",
+                    help="write float32 [layers+1, tokens, hidden]: embeddings, then the residual "
+                         "stream after each main layer")
+    ap.add_argument("--dump-logits", metavar="OUT.f32", help="write float32 [tokens, vocab]")
+    args = ap.parse_args()
+    if args.tokens:
+        tokens = [int(t) for t in args.tokens.split(",")]
+    else:
+        with open(os.path.join(args.folder, "reference.json")) as f:
+            tokens = json.load(f)["prompt"]
+    model = Glm5Model.from_folder(args.folder)
+    layers = []
+    _, logits = teacher_forced(model, tokens, dsa=not args.no_dsa, layer_outputs=layers)
+    if args.dump_layers:
+        np.ascontiguousarray(torch.stack(layers).numpy(), dtype="<f4").tofile(args.dump_layers)
+    if args.dump_logits:
+        np.ascontiguousarray(logits.numpy(), dtype="<f4").tofile(args.dump_logits)
+    print("top1:", [greedy_argmax(row) for row in logits])
+    print("max |logit|:", float(logits.abs().max()))
+
+
+if __name__ == "__main__":
+    main()

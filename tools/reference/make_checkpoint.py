@@ -176,7 +176,8 @@ FP8_WEIGHT = re.compile(
     r"|\.mlp\.experts\.\d+\.(gate_proj|up_proj|down_proj)\.weight$")
 
 
-INDEXER_GATE_LEAN = 0.6
+SHARED_DIRECTION_SCALE = 0.2
+INDEXER_GATE_LEAN = 2.5
 
 
 def quantize_fp8_blocks(w: np.ndarray, block=(128, 128)):
@@ -198,7 +199,7 @@ def build_checkpoint(c: dict, seed: int, fmt: str) -> dict:
         raise ValueError(f"unknown format {fmt}")
     rng = np.random.default_rng(seed)
     block = tuple(c.get("quantization_config", {}).get("weight_block_size", (128, 128)))
-    shared_direction = rng.standard_normal(c["hidden_size"])
+    shared_direction = SHARED_DIRECTION_SCALE * rng.standard_normal(c["hidden_size"])
     tensors = {}
     for name, shape, init in tensor_plan(c):
         if init[0] == "norm":
@@ -208,6 +209,11 @@ def build_checkpoint(c: dict, seed: int, fmt: str) -> dict:
         if name == "model.embed_tokens.weight":
             # A direction shared by every token (real LMs have such "massive" directions).
             values = values + shared_direction
+        if name == "lm_head.weight" or name.endswith("mlp.gate.weight"):
+            # ...but keep it out of the logits and the router, or it would hand a few tokens
+            # and experts the same lead at every position.
+            unit = shared_direction / np.linalg.norm(shared_direction)
+            values = values - np.outer(values @ unit, unit)
         if name.endswith("indexer.weights_proj.weight"):
             # Lean the indexer's head gates positive along the shared direction. With purely
             # random gates 1/16 of the queries (4 heads) have only negative gates, so their

@@ -3,7 +3,8 @@
 For every fixture: build a random checkpoint from a fixed seed, run the float64 reference,
 and accept the seed only if
   * every top-k decision (router, group, indexer, argmax; in the DSA, dense, MTP and greedy
-    runs) has a relative margin >= MIN_MARGIN, so a float32 engine cannot flip one;
+    runs) has a relative margin >= MIN_MARGIN, so a float32 engine cannot flip one (an
+    indexer tie between keys scoring exactly 0 counts with the margin SelectionLog gives it);
   * 1 <= max |logit| <= 50 (activations stay O(1));
   * DSA visibly matters: max |logits - dense_logits| >= 5% of max |logit|.
 Otherwise the next seed is tried, so the result is deterministic. The accepted checkpoint
@@ -25,13 +26,13 @@ import torch
 import glm5_reference as ref
 from make_checkpoint import base_config, build_checkpoint, fp8_config_fields, write_checkpoint
 
-MIN_MARGIN = 1e-4
+MIN_MARGIN = 5e-4
 MIN_DENSE_DIFF_FRACTION = 0.05
 LOGIT_RANGE = (1.0, 50.0)
 PROMPT_LEN = 64
 GREEDY_PROMPT_LEN = 24
 GREEDY_NEW = 32
-MAX_ATTEMPTS = 400
+MAX_ATTEMPTS = 1000
 
 FIXTURES = [
     {
@@ -50,11 +51,12 @@ FIXTURES = [
         "format": "f32",
         "shards": 1,
         "config": {
-            "hidden_size": 48, "num_hidden_layers": 5, "index_topk_freq": 2,
+            "hidden_size": 32, "num_hidden_layers": 5, "index_topk_freq": 2,
+            "q_lora_rank": 24, "kv_lora_rank": 24,
             "index_skip_topk_offset": 1, "n_group": 1, "topk_group": 1, "norm_topk_prob": False,
             "n_shared_experts": 2, "index_topk": 5, "n_routed_experts": 8,
-            "num_experts_per_tok": 2, "moe_intermediate_size": 24, "intermediate_size": 64,
-            "dtype": "float32",
+            "num_experts_per_tok": 2, "moe_intermediate_size": 16, "intermediate_size": 64,
+            "vocab_size": 128, "dtype": "float32",
         },
     },
     {
@@ -71,38 +73,46 @@ FIXTURES = [
             "mlp_layer_types": ["dense", "sparse", "dense"],
             "q_lora_rank": 48, "kv_lora_rank": 32, "index_topk": 8,
             "n_routed_experts": 8, "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1,
-            "moe_intermediate_size": 32, "intermediate_size": 200,
+            "moe_intermediate_size": 16, "intermediate_size": 200, "vocab_size": 128,
         },
     },
 ]
 
 
-def run_reference(model: ref.Glm5Model, prompt) -> dict:
-    """Every output a fixture stores, plus the merged log of top-k decisions."""
+def run_reference(model: ref.Glm5Model, prompt, give_up_below: float = 0.0):
+    """Every output a fixture stores, plus the merged log of top-k decisions. Returns None
+    as soon as a decision's margin falls below give_up_below (saves time in the seed search)."""
     log = ref.SelectionLog()
+    out = {}
+
+    def stage(prefix, run):
+        log.merge(run, prefix)
+        return log.overall_min() >= give_up_below
 
     run = ref.SelectionLog()
-    layer_outputs = []
-    hidden, logits = ref.teacher_forced(model, prompt, log=run, layer_outputs=layer_outputs)
-    top1 = [ref.greedy_argmax(row, run, f"top1 position {p}") for p, row in enumerate(logits)]
-    log.merge(run)
+    hidden, out["logits"] = ref.teacher_forced(model, prompt, log=run)
+    out["top1"] = [ref.greedy_argmax(row, run, f"top1 position {p}") for p, row in enumerate(out["logits"])]
+    if not stage("", run):
+        return None
 
     run = ref.SelectionLog()
-    mtp_logits = ref.mtp_teacher_forced(model, prompt, hidden, log=run)
-    mtp_top1 = [ref.greedy_argmax(row, run, f"mtp_top1 position {p}") for p, row in enumerate(mtp_logits)]
-    log.merge(run, "mtp.")
+    out["mtp_logits"] = ref.mtp_teacher_forced(model, prompt, hidden, log=run)
+    out["mtp_top1"] = [ref.greedy_argmax(row, run, f"mtp_top1 position {p}")
+                       for p, row in enumerate(out["mtp_logits"])]
+    if not stage("mtp.", run):
+        return None
 
     run = ref.SelectionLog()
-    _, dense_logits = ref.teacher_forced(model, prompt, dsa=False, log=run)
-    log.merge(run, "dense.")
+    _, out["dense_logits"] = ref.teacher_forced(model, prompt, dsa=False, log=run)
+    if not stage("dense.", run):
+        return None
 
     run = ref.SelectionLog()
-    greedy_new = ref.greedy_generate(model, prompt[:GREEDY_PROMPT_LEN], GREEDY_NEW, log=run)
-    log.merge(run, "greedy.")
-
-    return {"logits": logits, "mtp_logits": mtp_logits, "dense_logits": dense_logits,
-            "hidden_states": torch.stack(layer_outputs), "top1": top1, "mtp_top1": mtp_top1,
-            "greedy_new": greedy_new, "log": log}
+    out["greedy_new"] = ref.greedy_generate(model, prompt[:GREEDY_PROMPT_LEN], GREEDY_NEW, log=run)
+    if not stage("greedy.", run):
+        return None
+    out["log"] = log
+    return out
 
 
 def acceptance_problems(out: dict) -> list:
@@ -134,8 +144,8 @@ def make_fixture(spec: dict, data_dir: str) -> dict:
         seed = spec["seed"] + 1 + attempt
         raw = build_checkpoint(config, seed, spec["format"])
         model = ref.Glm5Model(cfg, ref.dequantize_tensors(raw, cfg.weight_block_size))
-        out = run_reference(model, prompt)
-        problems = acceptance_problems(out)
+        out = run_reference(model, prompt, give_up_below=MIN_MARGIN)
+        problems = acceptance_problems(out) if out else [f"a top-k margin below {MIN_MARGIN}"]
         if not problems:
             break
         print(f"  {spec['name']}: seed {seed} rejected: {'; '.join(problems)}", file=sys.stderr)
@@ -152,13 +162,12 @@ def make_fixture(spec: dict, data_dir: str) -> dict:
     # Read the checkpoint back through the file readers: the reference outputs must be those
     # of the files on disk, bit for bit.
     reloaded = run_reference(ref.Glm5Model.from_folder(folder), prompt)
-    for key in ("logits", "mtp_logits", "dense_logits", "hidden_states"):
+    for key in ("logits", "mtp_logits", "dense_logits"):
         assert torch.equal(reloaded[key], out[key]), f"{spec['name']}: {key} differs after reload"
 
     write_f32(os.path.join(folder, "logits.f32"), out["logits"])
     write_f32(os.path.join(folder, "mtp_logits.f32"), out["mtp_logits"])
     write_f32(os.path.join(folder, "dense_logits.f32"), out["dense_logits"])
-    write_f32(os.path.join(folder, "hidden_states.f32"), out["hidden_states"])
 
     log = out["log"]
     reference = {
@@ -173,6 +182,7 @@ def make_fixture(spec: dict, data_dir: str) -> dict:
         "min_topk_margin": log.overall_min(),
         "margins": {kind: {"min": m, "at": where, "decisions": log.count[kind]}
                     for kind, (m, where) in sorted(log.min_margin.items())},
+        "indexer_zero_ties": dict(sorted(log.zero_ties.items())),
         "indexer_types": cfg.indexer_types,
         "mlp_layer_types": cfg.mlp_types,
         "weight_seed": seed,
@@ -182,9 +192,6 @@ def make_fixture(spec: dict, data_dir: str) -> dict:
             "mtp_logits.f32": f"little-endian float32 [{PROMPT_LEN - 1}, {cfg.vocab_size}], row p from "
                               "final-normed hidden at p and token p+1, predicting p+2",
             "dense_logits.f32": f"little-endian float32 [{PROMPT_LEN}, {cfg.vocab_size}], DSA off",
-            "hidden_states.f32": f"little-endian float32 [{cfg.num_hidden_layers + 1}, {PROMPT_LEN}, "
-                                 f"{cfg.hidden_size}]: embeddings, then the residual stream after "
-                                 "each main layer (before the final norm)",
         },
         "generator": "tools/reference/make_fixtures.py",
     }

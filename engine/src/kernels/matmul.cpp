@@ -46,9 +46,10 @@ void Matrix::row(int64_t r, float* out) const {
 void matmul(const Matrix& w, const float* x, int64_t n, float* y) {
   const int64_t rows = w.rows();
   const int64_t cols = w.cols();
+  const bool parallel = rows * cols * n >= kParallelThreshold;
   if (w.format() == WeightFormat::F32) {
     const float* data = w.f32Data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t r = 0; r < rows; ++r) {
       const float* wr = data + r * cols;
       for (int64_t i = 0; i < n; ++i) y[i * rows + r] = dot(wr, x + i * cols, cols);
@@ -57,7 +58,7 @@ void matmul(const Matrix& w, const float* x, int64_t n, float* y) {
   }
   // Narrow formats: widen one row at a time into a per-thread buffer, then reuse it for all
   // n inputs, so the conversion cost is paid once per weight, not once per token.
-#pragma omp parallel
+#pragma omp parallel if (parallel)
   {
     std::vector<float> wr(static_cast<size_t>(cols));
 #pragma omp for schedule(static)

@@ -7,6 +7,10 @@
 
 namespace strata::kernels {
 
+// Below this many multiply-adds a parallel region costs more than it saves (and on a busy
+// machine OpenMP barriers can cost milliseconds), so such work runs on the calling thread.
+inline constexpr int64_t kParallelThreshold = int64_t{1} << 15;
+
 // y[n x W.rows] = x[n x W.cols] . W^T
 void matmul(const Matrix& w, const float* x, int64_t n, float* y);
 

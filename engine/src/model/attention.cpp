@@ -57,7 +57,8 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
   std::vector<float> kv(static_cast<size_t>(keys * kvWidth));
   kernels::matmul(kvB, cache.latent.data(), keys, kv.data());
 
-#pragma omp parallel
+  const bool parallel = batch.count * d.heads * keys * (d.qk + d.v) >= kernels::kParallelThreshold;
+#pragma omp parallel if (parallel)
   {
     std::vector<float> logits(static_cast<size_t>(keys));
 #pragma omp for collapse(2) schedule(dynamic)
@@ -92,9 +93,12 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
                     const std::vector<KeySelection>& selection, float scale, float* o) {
   const float* wkvb = kvB.f32Data();  // kvB is always held in f32 (weights.h)
   const int64_t rowsPerHead = d.nope + d.v;
-#pragma omp parallel
+  const int64_t keys = batch.start + batch.count;
+  const bool parallel =
+      batch.count * d.heads * (keys + rowsPerHead) * d.latent >= kernels::kParallelThreshold;
+#pragma omp parallel if (parallel)
   {
-    std::vector<float> logits(static_cast<size_t>(batch.start + batch.count));
+    std::vector<float> logits(static_cast<size_t>(keys));
     std::vector<float> qLatent(static_cast<size_t>(d.latent));
     std::vector<float> oLatent(static_cast<size_t>(d.latent));
 #pragma omp for collapse(2) schedule(dynamic)

@@ -5,8 +5,8 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "strata/error.h"
@@ -50,7 +50,8 @@ class ConfigReader {
   }
 
   int integerValue(const json& value, std::string_view field, bool allowZero) const {
-    const char* expected = allowZero ? "expected a non-negative integer" : "expected a positive integer";
+    const char* expected =
+        allowZero ? "expected a non-negative integer" : "expected a positive integer";
     // nlohmann parses non-negative integer literals as unsigned and negative ones as signed.
     if (!value.is_number_integer() || !value.is_number_unsigned()) {
       fail(field, std::string(expected) + ", got " + value.dump());
@@ -63,7 +64,7 @@ class ConfigReader {
     return result;
   }
 
-  double positiveNumber(const json& value, std::string_view field) const {
+  double positiveNumberValue(const json& value, std::string_view field) const {
     if (!value.is_number() || !(value.get<double>() > 0)) {
       fail(field, "expected a positive number, got " + value.dump());
     }
@@ -72,7 +73,7 @@ class ConfigReader {
   double positiveNumber(std::string_view key, std::optional<double> fallback) const {
     const json* value = find(key);
     if (value == nullptr) return fallback ? *fallback : missing(key);
-    return positiveNumber(*value, key);
+    return positiveNumberValue(*value, key);
   }
 
   bool boolean(std::string_view key, bool fallback) const {
@@ -134,17 +135,21 @@ void parseRope(const ConfigReader& in, ModelConfig& c) {
       in.fail("rope_parameters", "expected an object, got " + params->dump());
     }
     checkType(*params, "rope_parameters");
-    if (!params->contains("rope_theta")) in.fail("rope_parameters.rope_theta", "required field is missing");
-    c.ropeTheta = in.positiveNumber((*params)["rope_theta"], "rope_parameters.rope_theta");
+    if (!params->contains("rope_theta")) {
+      in.fail("rope_parameters.rope_theta", "required field is missing");
+    }
+    c.ropeTheta = in.positiveNumberValue((*params)["rope_theta"], "rope_parameters.rope_theta");
   } else if (const json* theta = in.find("rope_theta")) {
-    c.ropeTheta = in.positiveNumber(*theta, "rope_theta");
+    c.ropeTheta = in.positiveNumberValue(*theta, "rope_theta");
   } else {
     in.fail("rope_parameters",
             "required field is missing (expected {\"rope_theta\": ..., \"rope_type\": "
             "\"default\"} or a top-level rope_theta)");
   }
   if (const json* scaling = in.find("rope_scaling", true)) {
-    if (!scaling->is_object()) in.fail("rope_scaling", "expected an object or null, got " + scaling->dump());
+    if (!scaling->is_object()) {
+      in.fail("rope_scaling", "expected an object or null, got " + scaling->dump());
+    }
     checkType(*scaling, "rope_scaling");
   }
 }
@@ -156,10 +161,9 @@ void parseIndexer(const ConfigReader& in, ModelConfig& c) {
   c.indexHeadDim = in.positive("index_head_dim", 128);
   c.indexTopk = in.positive("index_topk", 2048);
   if (c.indexHeadDim <= c.qkRopeHeadDim) {
-    in.fail("index_head_dim", "must be greater than qk_rope_head_dim (" +
-                                  std::to_string(c.qkRopeHeadDim) +
-                                  ", the RoPE part of each indexer head), got " +
-                                  std::to_string(c.indexHeadDim));
+    in.fail("index_head_dim",
+            "must be greater than qk_rope_head_dim (" + std::to_string(c.qkRopeHeadDim) +
+                ", the RoPE part of each indexer head), got " + std::to_string(c.indexHeadDim));
   }
   const int layers = c.numHiddenLayers;
   c.layerHasIndexer.assign(layers, true);
@@ -180,14 +184,16 @@ void parseIndexer(const ConfigReader& in, ModelConfig& c) {
     }
   } else if (const json* pattern = in.find("index_topk_pattern", true)) {
     field = "index_topk_pattern";
-    if (!pattern->is_string() || static_cast<int>(pattern->get_ref<const std::string&>().size()) != layers) {
+    if (!pattern->is_string() ||
+        static_cast<int>(pattern->get_ref<const std::string&>().size()) != layers) {
       in.fail(field, "expected a string of " + std::to_string(layers) +
                          " 'F'/'S' characters (num_hidden_layers), got " + pattern->dump());
     }
     const auto& text = pattern->get_ref<const std::string&>();
     for (int i = 0; i < layers; ++i) {
       if (text[i] != 'F' && text[i] != 'S') {
-        in.fail(field, "character " + std::to_string(i) + " is '" + text[i] + "'; expected 'F' or 'S'");
+        in.fail(field,
+                "character " + std::to_string(i) + " is '" + text[i] + "'; expected 'F' or 'S'");
       }
       c.layerHasIndexer[i] = text[i] == 'F';
     }
@@ -198,7 +204,8 @@ void parseIndexer(const ConfigReader& in, ModelConfig& c) {
     for (int i = 0; i < layers; ++i) c.layerHasIndexer[i] = std::max(i - offset + 1, 0) % freq == 0;
   }
   if (layers > 0 && !c.layerHasIndexer[0]) {
-    in.fail(field, "layer 0 must be \"full\": a shared layer reuses the top-k of an earlier full layer");
+    in.fail(field,
+            "layer 0 must be \"full\": a shared layer reuses the top-k of an earlier full layer");
   }
 }
 
@@ -239,25 +246,30 @@ void parseMlp(const ConfigReader& in, ModelConfig& c) {
   in.onlyValue("hidden_act", "silu", "SwiGLU experts");
 
   bool anyDense = false, anyMoe = c.hasMtp();  // the MTP layer is always an MoE layer
-  for (bool moe : c.layerIsMoe) (moe ? anyMoe : anyDense) = true;
+  for (bool moe : c.layerIsMoe) {
+    anyMoe = anyMoe || moe;
+    anyDense = anyDense || !moe;
+  }
   if (anyDense && c.intermediateSize == 0) {
     in.fail("intermediate_size", "expected a positive integer for the dense MLP layers, got 0");
   }
   if (!anyMoe) return;
   auto requirePositive = [&](const char* field, int value) {
-    if (value == 0) in.fail(field, "expected a positive integer because the model has MoE layers, got 0");
+    if (value == 0) {
+      in.fail(field, "expected a positive integer because the model has MoE layers, got 0");
+    }
   };
   requirePositive("n_routed_experts", c.nRoutedExperts);
   requirePositive("num_experts_per_tok", c.numExpertsPerTok);
   requirePositive("moe_intermediate_size", c.moeIntermediateSize);
   const auto str = [](int v) { return std::to_string(v); };
   if (c.numExpertsPerTok > c.nRoutedExperts) {
-    in.fail("num_experts_per_tok", str(c.numExpertsPerTok) + " exceeds n_routed_experts (" +
-                                       str(c.nRoutedExperts) + ")");
+    in.fail("num_experts_per_tok",
+            str(c.numExpertsPerTok) + " exceeds n_routed_experts (" + str(c.nRoutedExperts) + ")");
   }
   if (c.nRoutedExperts % c.nGroup != 0) {
-    in.fail("n_group", "n_routed_experts (" + str(c.nRoutedExperts) + ") is not divisible by n_group (" +
-                           str(c.nGroup) + ")");
+    in.fail("n_group", "n_routed_experts (" + str(c.nRoutedExperts) +
+                           ") is not divisible by n_group (" + str(c.nGroup) + ")");
   }
   if (c.topkGroup > c.nGroup) {
     in.fail("topk_group", str(c.topkGroup) + " exceeds n_group (" + str(c.nGroup) + ")");
@@ -280,7 +292,9 @@ void parseEos(const ConfigReader& in, ModelConfig& c) {
   if (eos == nullptr) {
     c.eosTokenIds = {1};  // HF default (spec §1)
   } else if (eos->is_array()) {
-    if (eos->empty()) in.fail("eos_token_id", "expected a token id or a non-empty list of them, got []");
+    if (eos->empty()) {
+      in.fail("eos_token_id", "expected a token id or a non-empty list of them, got []");
+    }
     for (const json& id : *eos) c.eosTokenIds.push_back(in.integerValue(id, "eos_token_id", true));
   } else {
     c.eosTokenIds = {in.integerValue(*eos, "eos_token_id", true)};
@@ -329,7 +343,9 @@ ModelConfig parseModelConfig(std::string_view jsonText, std::string_view source)
   } catch (const json::exception& e) {
     throw Error(std::string(source) + ": not valid JSON: " + e.what());
   }
-  if (!root.is_object()) throw Error(std::string(source) + ": expected a JSON object at the top level");
+  if (!root.is_object()) {
+    throw Error(std::string(source) + ": expected a JSON object at the top level");
+  }
   const ConfigReader in(root, source);
 
   ModelConfig c;
@@ -337,15 +353,15 @@ ModelConfig parseModelConfig(std::string_view jsonText, std::string_view source)
   if (type == nullptr) in.missing("model_type");
   if (*type != json("glm_moe_dsa")) {
     in.fail("model_type", type->dump() +
-                              " is not supported; only \"glm_moe_dsa\" (GLM-5 family) checkpoints are "
-                              "(DeepSeek-V3.2 \"deepseek_v32\" differs in RoPE layout)");
+                              " is not supported; only \"glm_moe_dsa\" (GLM-5 family) "
+                              "checkpoints can be loaded");
   }
   c.modelType = type->get<std::string>();
   c.vocabSize = in.positive("vocab_size", 154880);
   c.hiddenSize = in.positive("hidden_size", 6144);
   c.numHiddenLayers = in.positive("num_hidden_layers", 78);
   const json* eps = in.find("rms_norm_eps");
-  const double epsValue = eps ? in.positiveNumber(*eps, "rms_norm_eps") : 1e-5;
+  const double epsValue = eps ? in.positiveNumberValue(*eps, "rms_norm_eps") : 1e-5;
   if (epsValue > 1e-2) {
     in.fail("rms_norm_eps", "expected a small positive number in (0, 0.01], got " + eps->dump());
   }

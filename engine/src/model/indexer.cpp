@@ -40,7 +40,8 @@ std::vector<KeySelection> runIndexer(const ModelContext& ctx, const IndexerWeigh
   // selection is every key, so attention stays exactly dense (the common short-context case).
   std::vector<KeySelection> selection(static_cast<size_t>(n));
   const float* keys = cache.indexKey.data();
-#pragma omp parallel
+  const bool parallel = n * batch.visibleKeys(n - 1) * heads * dim >= kernels::kParallelThreshold;
+#pragma omp parallel if (parallel)
   {
     std::vector<float> scores;
 #pragma omp for schedule(dynamic)
