@@ -1,0 +1,23 @@
+#pragma once
+// strata-cli's commands. Each returns the process exit status and throws UsageError (exit 2)
+// or strata::Error (exit 1) on failure. Output formats are stable interfaces: scripts and
+// tests parse them.
+#include <string>
+#include <vector>
+
+#include "args.h"
+
+namespace strata::cli {
+
+struct Command {
+  std::string name;
+  std::vector<std::string> flags;  // options without a value
+  int (*run)(const Args& args);
+  std::string usage;               // shown by `strata-cli help`
+};
+
+// model_commands.cpp
+int runEval(const Args& args);
+int runGenerate(const Args& args);
+
+}  // namespace strata::cli
