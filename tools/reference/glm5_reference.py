@@ -506,11 +506,11 @@ def silu(x: torch.Tensor) -> torch.Tensor:
     return x * torch.sigmoid(x)
 
 
-def rope_tables(positions: torch.Tensor, rope_dim: int, theta: float):
+def rope_tables(positions: torch.Tensor, rope_dim: int, theta: float, dtype=F64):
     """cos/sin [T, rope_dim/2]: angle[p, i] = p * theta^(-2i/rope_dim) (spec §3.3)."""
-    i = torch.arange(rope_dim // 2, dtype=F64)
+    i = torch.arange(rope_dim // 2, dtype=dtype)
     inv_freq = theta ** (-2.0 * i / rope_dim)
-    angles = positions.to(F64)[:, None] * inv_freq[None, :]
+    angles = positions.to(dtype)[:, None] * inv_freq[None, :]
     return torch.cos(angles), torch.sin(angles)
 
 
@@ -568,10 +568,15 @@ class ModelCache:
 # =====================================================================================
 
 class Glm5Model:
-    def __init__(self, cfg: Glm5Config, weights: dict):
+    def __init__(self, cfg: Glm5Config, weights: dict, dtype=F64):
         self.cfg = cfg
-        self.weights = weights
+        self.dtype = dtype  # float64 always, except for the float32 replay in make_fixtures.py
+        self.weights = {name: w.to(dtype) for name, w in weights.items()}
         self._check_tensor_set()
+
+    def with_dtype(self, dtype) -> "Glm5Model":
+        """The same model computing in another precision (to measure rounding effects)."""
+        return Glm5Model(self.cfg, self.weights, dtype)
 
     @classmethod
     def from_folder(cls, folder: str) -> "Glm5Model":
@@ -654,7 +659,7 @@ class Glm5Model:
         p = f"model.layers.{i}.self_attn."
         S, nh = x.shape[0], cfg.num_attention_heads
         dn, dr, dv = cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.v_head_dim
-        cos, sin = rope_tables(positions, dr, cfg.rope_theta)
+        cos, sin = rope_tables(positions, dr, cfg.rope_theta, self.dtype)
 
         # 1. q latent (also the indexer's query input)
         cq = rms_norm(linear(x, self.w(p + "q_a_proj.weight")),

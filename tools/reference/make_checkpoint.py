@@ -1,6 +1,6 @@
 """Random tiny `glm_moe_dsa` checkpoints in Hugging Face layout.
 
-    python3 make_checkpoint.py OUT_DIR [--preset tiny-dsa] [--seed 1] [--format bf16|f32|fp8] [--shards N]
+    python3 make_checkpoint.py OUT_DIR [--seed 1] [--format bf16|f32|fp8] [--shards N] [--config-json '{"index_topk": 4}']
 
 Tensor names and [out, in] layouts follow docs/glm5-architecture.md §2; the MTP layer lives
 at model.layers.{num_hidden_layers}. Weights are scaled so activations stay O(1) through
