@@ -25,8 +25,7 @@ import re
 
 import numpy as np
 
-from glm5_reference import (E4M3_MAX, e4m3_encode, float_to_bf16_bits,
-                            write_safetensors)
+from tensor_formats import E4M3_MAX, e4m3_encode, float_to_bf16_bits, write_safetensors
 
 
 def base_config(**overrides) -> dict:

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 import glm5_reference as ref
+import tensor_formats as fmt
 from make_checkpoint import base_config, build_checkpoint, fp8_config_fields, write_checkpoint
 
 MIN_MARGIN = 2e-4
@@ -144,7 +145,7 @@ def make_fixture(spec: dict, data_dir: str) -> dict:
     for attempt in range(MAX_ATTEMPTS):
         seed = spec["seed"] + 1 + attempt
         raw = build_checkpoint(config, seed, spec["format"])
-        model = ref.Glm5Model(cfg, ref.dequantize_tensors(raw, cfg.weight_block_size))
+        model = ref.Glm5Model(cfg, fmt.dequantize_tensors(raw, cfg.weight_block_size))
         out = run_reference(model, prompt, give_up_below=MIN_MARGIN)
         problems = acceptance_problems(out) if out else [f"a top-k margin below {MIN_MARGIN}"]
         if not problems:
@@ -206,8 +207,9 @@ def make_fixture(spec: dict, data_dir: str) -> dict:
         "generator": "tools/reference/make_fixtures.py",
     }
     with open(os.path.join(folder, "reference.json"), "w") as f:
-        json.dump(reference, f, indent=1)
-        f.write("\n")
+        # one key per line, each value on one line: diffs of regenerated fixtures stay readable
+        f.write("{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in reference.items())
+                + "\n}\n")
     return reference
 
 

@@ -16,14 +16,15 @@ import numpy as np
 import torch
 
 import glm5_reference as ref
+import tensor_formats as fmt
 from make_checkpoint import (base_config, build_checkpoint, fp8_config_fields, quantize_fp8_blocks,
                              write_checkpoint)
 
 
-def tiny_model(seed=7, fmt="bf16", **overrides) -> ref.Glm5Model:
+def tiny_model(seed=7, storage="bf16", **overrides) -> ref.Glm5Model:
     config = base_config(**overrides)
     cfg = ref.parse_config(config)
-    return ref.Glm5Model(cfg, ref.dequantize_tensors(build_checkpoint(config, seed, fmt)))
+    return ref.Glm5Model(cfg, fmt.dequantize_tensors(build_checkpoint(config, seed, storage)))
 
 
 def prompt_tokens(n, vocab=256, seed=11):
@@ -35,18 +36,18 @@ def prompt_tokens(n, vocab=256, seed=11):
 def check_e4m3_codec():
     # Every code decodes and re-encodes to itself (NaN codes: decode to NaN).
     for code in range(256):
-        value = ref.E4M3_TABLE[code]
+        value = fmt.E4M3_TABLE[code]
         if code & 0x7F == 0x7F:
             assert math.isnan(value), f"code {code:#x} must be NaN"
             continue
-        back = int(ref.e4m3_encode(np.array([value]))[0])
+        back = int(fmt.e4m3_encode(np.array([value]))[0])
         assert back == code, f"code {code:#x} -> {value} -> {back:#x}"
     # Spot values worked by hand: bias 7, 3 mantissa bits, subnormal step 2^-9.
     expected = {0x00: 0.0, 0x01: 2.0 ** -9, 0x07: 7 * 2.0 ** -9, 0x08: 2.0 ** -6, 0x38: 1.0,
                 0x39: 1.125, 0x40: 2.0, 0x7E: 448.0, 0xB8: -1.0, 0xFE: -448.0}
     for code, value in expected.items():
-        assert ref.E4M3_TABLE[code] == value, f"{code:#x} decodes to {ref.E4M3_TABLE[code]}, not {value}"
-    enc = lambda v: int(ref.e4m3_encode(np.array([v]))[0])
+        assert fmt.E4M3_TABLE[code] == value, f"{code:#x} decodes to {fmt.E4M3_TABLE[code]}, not {value}"
+    enc = lambda v: int(fmt.e4m3_encode(np.array([v]))[0])
     assert enc(1.0625) == 0x38  # halfway 1 / 1.125 -> even mantissa (1.0)
     assert enc(1.1875) == 0x3A  # halfway 1.125 / 1.25 -> even mantissa (1.25)
     assert enc(2.0 ** -10) == 0x00  # halfway 0 / 2^-9 -> even (0)
@@ -57,32 +58,32 @@ def check_e4m3_codec():
 
 
 def check_bf16():
-    bits = lambda v: int(ref.float_to_bf16_bits(np.array([v], dtype=np.float32))[0])
+    bits = lambda v: int(fmt.float_to_bf16_bits(np.array([v], dtype=np.float32))[0])
     assert bits(1.0) == 0x3F80 and bits(-2.0) == 0xC000
     assert bits(1.0 + 2.0 ** -8) == 0x3F80  # tie -> even (1.0)
     assert bits(1.0 + 3 * 2.0 ** -8) == 0x3F82  # tie -> even (1 + 2^-6)
     assert bits(1.0 + 2.0 ** -8 + 2.0 ** -20) == 0x3F81  # above the tie -> up
     all_bits = np.arange(0, 0x10000, dtype=np.uint32).astype(np.uint16)
-    values = ref.bf16_bits_to_float(all_bits)
+    values = fmt.bf16_bits_to_float(all_bits)
     finite = np.isfinite(values)
-    assert np.array_equal(ref.float_to_bf16_bits(values[finite]), all_bits[finite])
+    assert np.array_equal(fmt.float_to_bf16_bits(values[finite]), all_bits[finite])
 
 
 def check_safetensors_roundtrip():
     rng = np.random.default_rng(0)
     tensors = {
         "a.f32": ("F32", rng.standard_normal((3, 5)).astype(np.float32)),
-        "b.bf16": ("BF16", ref.float_to_bf16_bits(rng.standard_normal(7).astype(np.float32))),
+        "b.bf16": ("BF16", fmt.float_to_bf16_bits(rng.standard_normal(7).astype(np.float32))),
         "c.fp8": ("F8_E4M3", rng.integers(0, 256, (2, 3)).astype(np.uint8)),
         "d.f64": ("F64", rng.standard_normal((1, 2, 3))),
     }
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "x.safetensors")
-        ref.write_safetensors(path, tensors)
+        fmt.write_safetensors(path, tensors)
         with open(path, "rb") as f:
             header_len = int.from_bytes(f.read(8), "little")
         assert header_len % 8 == 0, "header must be padded to a multiple of 8"
-        back = ref.read_safetensors(path)
+        back = fmt.read_safetensors(path)
         assert back.keys() == tensors.keys()
         for name, (dtype, array) in tensors.items():
             assert back[name][0] == dtype and np.array_equal(back[name][1], array), name
@@ -94,10 +95,10 @@ def check_fp8_blocks():
     w = rng.standard_normal((200, 160)) * np.linspace(0.1, 3.0, 160)[None, :]
     codes, scale = quantize_fp8_blocks(w)
     assert scale.shape == (2, 2) and scale.dtype == np.float32
-    deq = ref.dequantize_tensors({"x.weight": ("F8_E4M3", codes),
+    deq = fmt.dequantize_tensors({"x.weight": ("F8_E4M3", codes),
                                   "x.weight_scale_inv": ("F32", scale)})["x.weight"].numpy()
-    assert deq[150, 140] == ref.E4M3_TABLE[codes[150, 140]] * np.float64(scale[1, 1])
-    assert deq[10, 20] == ref.E4M3_TABLE[codes[10, 20]] * np.float64(scale[0, 0])
+    assert deq[150, 140] == fmt.E4M3_TABLE[codes[150, 140]] * np.float64(scale[1, 1])
+    assert deq[10, 20] == fmt.E4M3_TABLE[codes[10, 20]] * np.float64(scale[0, 0])
     # 3 mantissa bits: relative error <= 2^-4 (normal range) plus half the subnormal step.
     full = np.repeat(np.repeat(scale.astype(np.float64), 128, 0), 128, 1)[:200, :160]
     assert np.all(np.abs(deq - w) <= 2.0 ** -4 * np.abs(w) + 2.0 ** -10 * full)
@@ -107,7 +108,7 @@ def check_fp8_blocks():
     for bad in ({"x.weight": ("F8_E4M3", codes)},
                 {"x.weight": ("F8_E4M3", codes), "x.weight_scale_inv": ("F32", scale[:1])}):
         try:
-            ref.dequantize_tensors(bad)
+            fmt.dequantize_tensors(bad)
         except ValueError:
             continue
         raise AssertionError("bad FP8 scale accepted")
@@ -143,7 +144,7 @@ def check_fp8_checkpoint_files():
     with tempfile.TemporaryDirectory() as tmp:
         write_checkpoint(tmp, config, raw, shards=3)
         assert len([f for f in os.listdir(tmp) if f.endswith(".safetensors")]) == 3
-        back = ref.read_checkpoint_files(tmp)
+        back = fmt.read_checkpoint_files(tmp)
         assert back.keys() == raw.keys()
         for name, (dtype, array) in raw.items():
             assert back[name][0] == dtype and np.array_equal(back[name][1], array), name
@@ -325,7 +326,7 @@ def check_absorbed_mla_equals_expanded():
 def check_missing_tensor_rejected():
     config = base_config()
     raw = build_checkpoint(config, 1, "bf16")
-    weights = ref.dequantize_tensors(raw)
+    weights = fmt.dequantize_tensors(raw)
     del weights["model.layers.2.self_attn.indexer.k_norm.bias"]
     try:
         ref.Glm5Model(ref.parse_config(config), weights)
