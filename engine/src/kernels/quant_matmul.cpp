@@ -1,0 +1,42 @@
+#include "kernels/quant_matmul.h"
+
+#include <vector>
+
+#include "kernels/matmul.h"
+
+namespace strata::kernels {
+
+void matmulDequant(const quant::QuantizedMatrix& w, const float* x, int64_t n, float* y) {
+  const bool parallel = w.rows * w.cols * n >= kParallelThreshold;
+#pragma omp parallel if (parallel)
+  {
+    std::vector<float> row(static_cast<size_t>(w.cols));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < w.rows; ++r) {
+      quant::dequantizeRow(w, r, row.data());
+      for (int64_t i = 0; i < n; ++i) y[i * w.rows + r] = dot(row.data(), x + i * w.cols, w.cols);
+    }
+  }
+}
+
+void matmulInteger(const quant::QuantizedMatrix& w, const float* x, int64_t n, float* y,
+                   const IntKernels& kernels) {
+  const quant::QuantizedActivations a =
+      quant::quantizeActivations(x, n, w.cols, w.paddedCols, w.format);
+  const IntRowDot rowDot = w.format == quant::IntFormat::Int8 ? kernels.int8 : kernels.int4;
+  const int64_t blocks = w.paddedCols / quant::kBlock;
+  const bool parallel = w.rows * w.cols * n >= kParallelThreshold;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t r = 0; r < w.rows; ++r) {
+    IntRowArgs args{w.data.data() + r * w.rowBytes(), w.scales.data() + r * w.groupsPerRow(),
+                    w.groupSize, nullptr, nullptr, nullptr, w.paddedCols};
+    for (int64_t i = 0; i < n; ++i) {
+      args.codes = a.codes.data() + i * w.paddedCols;
+      args.actScales = a.scales.data() + i * blocks;
+      args.actSums = a.sums.data() + i * blocks;
+      y[i * w.rows + r] = rowDot(args);
+    }
+  }
+}
+
+}  // namespace strata::kernels

@@ -1,0 +1,125 @@
+#include "quant/int_quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "strata/error.h"
+
+namespace strata::quant {
+namespace {
+
+int64_t roundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
+
+int qmaxOf(IntFormat format) { return format == IntFormat::Int8 ? 127 : 7; }
+
+// Symmetric code of v with the given scale; 0 scale means an all-zero group.
+int encode(float v, float scale, int qmax) {
+  if (scale == 0.0f) return 0;
+  const float q = std::nearbyint(v / scale);
+  return static_cast<int>(std::clamp(q, static_cast<float>(-qmax), static_cast<float>(qmax)));
+}
+
+}  // namespace
+
+QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols, IntFormat format,
+                               int64_t groupSize) {
+  if (rows <= 0 || cols <= 0) throw Error("quantizeMatrix: empty matrix");
+  const bool validGroup = groupSize == 0 || (groupSize > 0 && groupSize % kBlock == 0 &&
+                                             (kChunk % groupSize == 0 || groupSize % kChunk == 0));
+  if (!validGroup)
+    throw Error("quantizeMatrix: group size " + std::to_string(groupSize) +
+                " is not supported; use 0 (per row), 32, 64, 128 or a multiple of 128");
+  QuantizedMatrix m;
+  m.format = format;
+  m.rows = rows;
+  m.cols = cols;
+  m.paddedCols = roundUp(cols, std::max(kChunk, groupSize));
+  m.groupSize = groupSize == 0 ? m.paddedCols : groupSize;
+  m.data.assign(static_cast<size_t>(rows * m.rowBytes()), 0);
+  m.scales.assign(static_cast<size_t>(rows * m.groupsPerRow()), 0.0f);
+  const int qmax = qmaxOf(format);
+
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* w = weights + r * cols;
+    uint8_t* out = m.data.data() + r * m.rowBytes();
+    for (int64_t g = 0; g < m.groupsPerRow(); ++g) {
+      const int64_t begin = g * m.groupSize;
+      const int64_t end = std::min(begin + m.groupSize, cols);
+      float amax = 0.0f;
+      for (int64_t c = begin; c < end; ++c) amax = std::max(amax, std::fabs(w[c]));
+      const float scale = amax / static_cast<float>(qmax);
+      m.scales[static_cast<size_t>(r * m.groupsPerRow() + g)] = scale;
+      for (int64_t c = begin; c < end; ++c) {
+        const int q = encode(w[c], scale, qmax);
+        if (format == IntFormat::Int8) {
+          out[c] = static_cast<uint8_t>(static_cast<int8_t>(q));
+        } else {
+          const int64_t block = c / kBlock;
+          const int64_t within = c % kBlock;
+          uint8_t& byte = out[block * 16 + within % 16];
+          const auto nibble = static_cast<uint8_t>(q + 8);
+          byte = within < 16 ? static_cast<uint8_t>((byte & 0xF0) | nibble)
+                             : static_cast<uint8_t>((byte & 0x0F) | (nibble << 4));
+        }
+      }
+    }
+    // Padding columns hold code 0: int4 stores it as nibble 8.
+    if (format == IntFormat::Int4)
+      for (int64_t c = cols; c < m.paddedCols; ++c) {
+        const int64_t within = c % kBlock;
+        uint8_t& byte = out[(c / kBlock) * 16 + within % 16];
+        byte = within < 16 ? static_cast<uint8_t>((byte & 0xF0) | 8) : static_cast<uint8_t>((byte & 0x0F) | 0x80);
+      }
+  }
+  return m;
+}
+
+int quantCode(const QuantizedMatrix& m, int64_t row, int64_t col) {
+  const uint8_t* data = m.data.data() + row * m.rowBytes();
+  if (m.format == IntFormat::Int8) return static_cast<int8_t>(data[col]);
+  const int64_t within = col % kBlock;
+  const uint8_t byte = data[(col / kBlock) * 16 + within % 16];
+  return (within < 16 ? (byte & 0x0F) : (byte >> 4)) - 8;
+}
+
+void dequantizeRow(const QuantizedMatrix& m, int64_t row, float* out) {
+  const float* scales = m.scales.data() + row * m.groupsPerRow();
+  for (int64_t c = 0; c < m.cols; ++c)
+    out[c] = static_cast<float>(quantCode(m, row, c)) * scales[c / m.groupSize];
+}
+
+QuantizedActivations quantizeActivations(const float* x, int64_t rows, int64_t cols,
+                                         int64_t paddedCols, IntFormat order) {
+  QuantizedActivations a;
+  a.rows = rows;
+  a.paddedCols = paddedCols;
+  const int64_t blocks = paddedCols / kBlock;
+  a.codes.assign(static_cast<size_t>(rows * paddedCols), 0);
+  a.scales.assign(static_cast<size_t>(rows * blocks), 0.0f);
+  a.sums.assign(static_cast<size_t>(rows * blocks), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    int8_t* codes = a.codes.data() + r * paddedCols;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t begin = b * kBlock;
+      const int64_t end = std::min(begin + kBlock, cols);
+      float amax = 0.0f;
+      for (int64_t c = begin; c < end; ++c) amax = std::max(amax, std::fabs(xr[c]));
+      const float scale = amax / 127.0f;
+      int32_t sum = 0;
+      for (int64_t c = begin; c < end; ++c) {
+        const int q = encode(xr[c], scale, 127);
+        sum += q;
+        const int64_t slot =
+            order == IntFormat::Int8 ? c : (c / kChunk) * kChunk + int4ActivationSlot(c % kChunk);
+        codes[slot] = static_cast<int8_t>(q);
+      }
+      a.scales[static_cast<size_t>(r * blocks + b)] = scale;
+      a.sums[static_cast<size_t>(r * blocks + b)] = sum;
+    }
+  }
+  return a;
+}
+
+}  // namespace strata::quant

@@ -1,0 +1,74 @@
+#pragma once
+// Integer weight formats and int8 activation quantization: the one copy of this math.
+//
+// Weights [rows x cols] are quantized symmetrically per group of `groupSize` consecutive
+// columns of a row: scale = max|w| / qmax, q = round(w / scale), w ~= q * scale, with
+// qmax = 127 (int8) or 7 (int4). Codes never use -128 / -8, so negating a code cannot
+// overflow (the SIMD sign trick relies on it). Rows are zero-padded to `paddedCols`, a
+// multiple of both the group size and 128, so every kernel sees whole 128-column chunks.
+//
+// Int8 layout: one signed byte per column, row-major.
+// Int4 layout: per 32-column block, 16 bytes; byte j holds column j of the block in its low
+// nibble and column j+16 in its high nibble, each stored as q + 8 (0..15). Splitting a block
+// into its low and high nibbles thus yields its first and second 16 columns in order.
+#include <cstdint>
+#include <vector>
+
+namespace strata::quant {
+
+enum class IntFormat { Int8, Int4 };
+
+inline constexpr int64_t kChunk = 128;    // padding unit of quantized rows
+inline constexpr int64_t kBlock = 32;     // activation block (one scale per 32 values)
+
+struct QuantizedMatrix {
+  IntFormat format = IntFormat::Int8;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t paddedCols = 0;
+  int64_t groupSize = 0;      // columns per scale; paddedCols for per-row scales
+  std::vector<uint8_t> data;  // rows * rowBytes()
+  std::vector<float> scales;  // rows * groupsPerRow()
+
+  int64_t rowBytes() const { return format == IntFormat::Int8 ? paddedCols : paddedCols / 2; }
+  int64_t groupsPerRow() const { return paddedCols / groupSize; }
+  int64_t bytes() const {
+    return static_cast<int64_t>(data.size() + scales.size() * sizeof(float));
+  }
+};
+
+// groupSize 0 means one scale per row. Otherwise it must be a positive multiple of 32 that
+// divides 128 or is a multiple of 128 (32, 64, 128, 256, ...).
+QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols, IntFormat format,
+                               int64_t groupSize);
+
+// Writes row r dequantized to f32 (cols values).
+void dequantizeRow(const QuantizedMatrix& m, int64_t row, float* out);
+
+// The signed code of column c in row r (for tests and the scalar reference).
+int quantCode(const QuantizedMatrix& m, int64_t row, int64_t col);
+
+// Activations quantized to int8 per 32-value block (scale = max|x| / 127), for the integer
+// kernels. `order` arranges the codes the way the kernels for one weight format read them.
+struct QuantizedActivations {
+  int64_t rows = 0;
+  int64_t paddedCols = 0;
+  std::vector<int8_t> codes;   // rows * paddedCols
+  std::vector<float> scales;   // rows * paddedCols / 32
+  std::vector<int32_t> sums;   // rows * paddedCols / 32: sum of the block's codes
+};
+
+// Int8 weights read activation codes in natural column order. Int4 weights read each
+// 128-column chunk as the first 16 columns of its four blocks, then their last 16 columns,
+// matching what the low and high nibbles of 64 weight bytes hold.
+QuantizedActivations quantizeActivations(const float* x, int64_t rows, int64_t cols,
+                                         int64_t paddedCols, IntFormat order);
+
+// Where the int8 code of column c of a 128-column chunk sits in the int4 arrangement.
+inline int64_t int4ActivationSlot(int64_t c) {
+  const int64_t block = c / 32;
+  const int64_t within = c % 32;
+  return within < 16 ? block * 16 + within : 64 + block * 16 + (within - 16);
+}
+
+}  // namespace strata::quant
