@@ -20,4 +20,7 @@ struct Command {
 int runEval(const Args& args);
 int runGenerate(const Args& args);
 
+// bench_commands.cpp
+int runBenchKernels(const Args& args);
+
 }  // namespace strata::cli

@@ -24,6 +24,11 @@ const std::vector<Command>& commands() {
        R"(generate  --model DIR --tokens IDS --max-new N --greedy [--precision f32|native]
             [--threads N]
             Greedy continuation. Prints the new ids as "ids: <id> ...".)"},
+      {"bench kernels", {"json", "quick"}, strata::cli::runBenchKernels,
+       R"(bench kernels [--json] [--quick] [--repeats N] [--threads N]
+            Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on
+            GLM-5 decode shapes and GFLOP/s on prefill shapes, as a ratio to that bandwidth.
+            --json: one JSON object per line, the last a summary.)"},
   };
   return table;
 }
@@ -38,14 +43,16 @@ std::string usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string name = argc > 1 ? argv[1] : "help";
+  std::string name = argc > 1 ? argv[1] : "help";
+  int first = 2;  // where options start; two-word commands ("bench kernels") take one more
+  if (argc > 2 && argv[2][0] != '-' && name == "bench") name.append(" ").append(argv[first++]);
   try {
     if (name == "help" || name == "--help" || name == "-h") {
       std::fputs(usage().c_str(), stdout);
       return 0;
     }
     for (const Command& c : commands())
-      if (c.name == name) return c.run(strata::cli::Args(argc, argv, 2, c.flags));
+      if (c.name == name) return c.run(strata::cli::Args(argc, argv, first, c.flags));
     throw strata::cli::UsageError("unknown command '" + name + "'");
   } catch (const strata::cli::UsageError& e) {
     std::cerr << "strata-cli: " << e.what() << "\n\n" << usage();

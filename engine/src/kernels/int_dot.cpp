@@ -15,6 +15,16 @@ std::string_view pathName(IntKernelPath path) {
   return "?";
 }
 
+int groupShiftOf(int64_t groupSize, int64_t paddedCols) {
+  if (groupSize >= paddedCols) return 62;  // one scale per row: every block maps to group 0
+  int shift = 0;
+  while ((int64_t{32} << shift) < groupSize) ++shift;
+  if ((int64_t{32} << shift) != groupSize)
+    throw Error("integer kernels need a power-of-two group size of at least 32, not " +
+                std::to_string(groupSize));
+  return shift;
+}
+
 bool pathAvailable(IntKernelPath path) {
   switch (path) {
     case IntKernelPath::Scalar:

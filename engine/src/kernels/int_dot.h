@@ -2,10 +2,12 @@
 // Dot products of one quantized weight row with one row of int8-quantized activations.
 //
 // Every path computes exactly the same number: per 32-column block b, the integer sum
-// isum_b = sum(wcode * acode) (exact), then, in block order,
-//     y += (wscale[group(b)] * ascale[b]) * float(isum_b)
-// with each operation rounded to f32 as written. SIMD paths only speed up the integer part,
-// so they are bit-exact against the scalar reference.
+// isum_b = sum(wcode * acode) (exact); four f32 partial sums, lane k taking the blocks
+// b = k mod 4 in order,
+//     lane[b % 4] += (wscale[group(b)] * ascale[b]) * float(isum_b)
+// and finally y = (lane0 + lane1) + (lane2 + lane3), each operation rounded to f32 as written.
+// Four lanes break the chain of dependent adds (SIMD paths keep them in one 128-bit
+// register), and the result stays bit-exact against the scalar reference.
 #include <cstdint>
 #include <string_view>
 
@@ -14,7 +16,7 @@ namespace strata::kernels {
 struct IntRowArgs {
   const uint8_t* weights;      // one row in the quant/int_quant.h layout
   const float* weightScales;   // the row's group scales
-  int64_t groupSize;
+  int groupShift;              // group(b) = b >> groupShift (log2 of blocks per group)
   const int8_t* codes;         // one activation row, arranged for the weight format
   const float* actScales;      // per 32-block
   const int32_t* actSums;      // per 32-block sum of codes
@@ -50,16 +52,7 @@ float dotInt4Avx2(const IntRowArgs& a);
 float dotInt8Avx512Vnni(const IntRowArgs& a);
 float dotInt4Avx512Vnni(const IntRowArgs& a);
 
-// Shared tail of every path: accumulate four consecutive blocks' integer sums in order.
-inline float accumulateBlocks(float y, const int32_t* isum, const float* weightScales,
-                              int64_t groupSize, const float* actScales, int64_t firstBlock,
-                              int count) {
-  for (int k = 0; k < count; ++k) {
-    const int64_t b = firstBlock + k;
-    const float scale = weightScales[b * 32 / groupSize] * actScales[b];
-    y += scale * static_cast<float>(isum[k]);
-  }
-  return y;
-}
+// groupShift for a quantized matrix: blocks per group is a power of two, or the whole row.
+int groupShiftOf(int64_t groupSize, int64_t paddedCols);
 
 }  // namespace strata::kernels

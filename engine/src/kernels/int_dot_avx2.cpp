@@ -3,7 +3,7 @@
 // uses the sign trick |a| * (w * sign(a)), safe because no code is -128.
 #include <immintrin.h>
 
-#include "kernels/int_dot.h"
+#include "kernels/int_dot_simd.h"
 
 namespace strata::kernels {
 namespace {
@@ -18,8 +18,7 @@ __m128i reduceFour(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
 
 float dotInt8Avx2(const IntRowArgs& a) {
   const __m256i ones = _mm256_set1_epi16(1);
-  float y = 0.0f;
-  alignas(16) int32_t isum[4];
+  __m128 lanes = _mm_setzero_ps();
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
     __m256i sums[4];
     for (int k = 0; k < 4; ++k) {
@@ -29,17 +28,15 @@ float dotInt8Avx2(const IntRowArgs& a) {
       const __m256i products = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(w, x));
       sums[k] = _mm256_madd_epi16(products, ones);
     }
-    _mm_store_si128(reinterpret_cast<__m128i*>(isum), reduceFour(sums[0], sums[1], sums[2], sums[3]));
-    y = accumulateBlocks(y, isum, a.weightScales, a.groupSize, a.actScales, chunk * 4, 4);
+    lanes = accumulate4(lanes, reduceFour(sums[0], sums[1], sums[2], sums[3]), a, chunk * 4);
   }
-  return y;
+  return finish(lanes);
 }
 
 float dotInt4Avx2(const IntRowArgs& a) {
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i lowMask = _mm256_set1_epi8(0x0F);
-  float y = 0.0f;
-  alignas(16) int32_t isum[4];
+  __m128 lanes = _mm_setzero_ps();
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
     const uint8_t* w = a.weights + chunk * 64;
     const int8_t* x = a.codes + chunk * 128;
@@ -60,11 +57,9 @@ float dotInt4Avx2(const IntRowArgs& a) {
     h = _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0));
     const __m128i correction = _mm_slli_epi32(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.actSums + chunk * 4)), 3);
-    _mm_store_si128(reinterpret_cast<__m128i*>(isum),
-                    _mm_sub_epi32(_mm256_castsi256_si128(h), correction));
-    y = accumulateBlocks(y, isum, a.weightScales, a.groupSize, a.actScales, chunk * 4, 4);
+    lanes = accumulate4(lanes, _mm_sub_epi32(_mm256_castsi256_si128(h), correction), a, chunk * 4);
   }
-  return y;
+  return finish(lanes);
 }
 
 }  // namespace strata::kernels

@@ -4,7 +4,7 @@
 // |a| * (w negated where a < 0), safe because no code is -128.
 #include <immintrin.h>
 
-#include "kernels/int_dot.h"
+#include "kernels/int_dot_simd.h"
 
 namespace strata::kernels {
 namespace {
@@ -18,8 +18,7 @@ __m512i sumWithinLanes(__m512i v) {
 }  // namespace
 
 float dotInt8Avx512Vnni(const IntRowArgs& a) {
-  float y = 0.0f;
-  alignas(16) int32_t isum[4];
+  __m128 lanes = _mm_setzero_ps();
   const __m512i zero = _mm512_setzero_si512();
   // Gathers lane 0 of each 128-bit lane of two vectors: [v0 L0..L3, v1 L0..L3].
   const __m512i gather = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -37,15 +36,13 @@ float dotInt8Avx512Vnni(const IntRowArgs& a) {
     // quarters = [b0a, b0b, b1a, b1b, b2a, b2b, b3a, b3b]: add neighbours.
     __m256i blocks = _mm256_hadd_epi32(quarters, quarters);
     blocks = _mm256_permutevar8x32_epi32(blocks, _mm256_setr_epi32(0, 1, 4, 5, 0, 0, 0, 0));
-    _mm_store_si128(reinterpret_cast<__m128i*>(isum), _mm256_castsi256_si128(blocks));
-    y = accumulateBlocks(y, isum, a.weightScales, a.groupSize, a.actScales, chunk * 4, 4);
+    lanes = accumulate4(lanes, _mm256_castsi256_si128(blocks), a, chunk * 4);
   }
-  return y;
+  return finish(lanes);
 }
 
 float dotInt4Avx512Vnni(const IntRowArgs& a) {
-  float y = 0.0f;
-  alignas(16) int32_t isum[4];
+  __m128 lanes = _mm_setzero_ps();
   const __m512i lowMask = _mm512_set1_epi8(0x0F);
   const __m512i gather = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
@@ -60,10 +57,9 @@ float dotInt4Avx512Vnni(const IntRowArgs& a) {
     const __m128i raw = _mm512_castsi512_si128(_mm512_permutexvar_epi32(gather, acc));
     const __m128i correction = _mm_slli_epi32(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.actSums + chunk * 4)), 3);
-    _mm_store_si128(reinterpret_cast<__m128i*>(isum), _mm_sub_epi32(raw, correction));
-    y = accumulateBlocks(y, isum, a.weightScales, a.groupSize, a.actScales, chunk * 4, 4);
+    lanes = accumulate4(lanes, _mm_sub_epi32(raw, correction), a, chunk * 4);
   }
-  return y;
+  return finish(lanes);
 }
 
 }  // namespace strata::kernels

@@ -25,11 +25,12 @@ void matmulInteger(const quant::QuantizedMatrix& w, const float* x, int64_t n, f
       quant::quantizeActivations(x, n, w.cols, w.paddedCols, w.format);
   const IntRowDot rowDot = w.format == quant::IntFormat::Int8 ? kernels.int8 : kernels.int4;
   const int64_t blocks = w.paddedCols / quant::kBlock;
+  const int groupShift = groupShiftOf(w.groupSize, w.paddedCols);
   const bool parallel = w.rows * w.cols * n >= kParallelThreshold;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t r = 0; r < w.rows; ++r) {
     IntRowArgs args{w.data.data() + r * w.rowBytes(), w.scales.data() + r * w.groupsPerRow(),
-                    w.groupSize, nullptr, nullptr, nullptr, w.paddedCols};
+                    groupShift, nullptr, nullptr, nullptr, w.paddedCols};
     for (int64_t i = 0; i < n; ++i) {
       args.codes = a.codes.data() + i * w.paddedCols;
       args.actScales = a.scales.data() + i * blocks;

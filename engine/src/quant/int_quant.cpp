@@ -25,11 +25,10 @@ int encode(float v, float scale, int qmax) {
 QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols, IntFormat format,
                                int64_t groupSize) {
   if (rows <= 0 || cols <= 0) throw Error("quantizeMatrix: empty matrix");
-  const bool validGroup = groupSize == 0 || (groupSize > 0 && groupSize % kBlock == 0 &&
-                                             (kChunk % groupSize == 0 || groupSize % kChunk == 0));
-  if (!validGroup)
+  const bool powerOfTwo = groupSize > 0 && (groupSize & (groupSize - 1)) == 0;
+  if (groupSize != 0 && !(powerOfTwo && groupSize >= kBlock))
     throw Error("quantizeMatrix: group size " + std::to_string(groupSize) +
-                " is not supported; use 0 (per row), 32, 64, 128 or a multiple of 128");
+                " is not supported; use 0 (per row) or a power of two >= 32 (32, 64, 128, ...)");
   QuantizedMatrix m;
   m.format = format;
   m.rows = rows;
@@ -85,8 +84,23 @@ int quantCode(const QuantizedMatrix& m, int64_t row, int64_t col) {
 
 void dequantizeRow(const QuantizedMatrix& m, int64_t row, float* out) {
   const float* scales = m.scales.data() + row * m.groupsPerRow();
-  for (int64_t c = 0; c < m.cols; ++c)
-    out[c] = static_cast<float>(quantCode(m, row, c)) * scales[c / m.groupSize];
+  const uint8_t* data = m.data.data() + row * m.rowBytes();
+  // Whole 32-column blocks at a time (one scale each); the last block may be partial.
+  for (int64_t block = 0; block * kBlock < m.cols; ++block) {
+    const float scale = scales[block * kBlock / m.groupSize];
+    float values[kBlock];
+    if (m.format == IntFormat::Int8) {
+      for (int j = 0; j < kBlock; ++j) values[j] = static_cast<float>(static_cast<int8_t>(data[block * kBlock + j]));
+    } else {
+      const uint8_t* bytes = data + block * 16;
+      for (int j = 0; j < 16; ++j) {
+        values[j] = static_cast<float>((bytes[j] & 0x0F) - 8);
+        values[j + 16] = static_cast<float>((bytes[j] >> 4) - 8);
+      }
+    }
+    const int64_t count = std::min<int64_t>(kBlock, m.cols - block * kBlock);
+    for (int64_t j = 0; j < count; ++j) out[block * kBlock + j] = values[j] * scale;
+  }
 }
 
 QuantizedActivations quantizeActivations(const float* x, int64_t rows, int64_t cols,

@@ -37,8 +37,7 @@ struct QuantizedMatrix {
   }
 };
 
-// groupSize 0 means one scale per row. Otherwise it must be a positive multiple of 32 that
-// divides 128 or is a multiple of 128 (32, 64, 128, 256, ...).
+// groupSize 0 means one scale per row; otherwise a power of two >= 32 (32, 64, 128, ...).
 QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols, IntFormat format,
                                int64_t groupSize);
 

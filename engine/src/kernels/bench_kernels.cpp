@@ -1,0 +1,146 @@
+// `strata-cli bench kernels`: memory read bandwidth and each kernel's effective weight
+// bandwidth on GLM-5's decode shapes, and GFLOP/s on prefill shapes. Weights are spread over
+// enough distinct matrices that every run streams them from memory, not from cache.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <vector>
+
+#include "kernels/int_dot.h"
+#include "kernels/matmul.h"
+#include "kernels/quant_matmul.h"
+#include "quant/int_quant.h"
+#include "strata/bench.h"
+
+namespace strata {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename Fn>
+double medianSeconds(int repeats, Fn&& run) {
+  run();  // warm-up: page faults, thread start
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = Clock::now();
+    run();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+// Sum of a large buffer with `threads` threads: the read bandwidth kernels can hope for.
+// Integer adds are associative, so the compiler vectorizes the loop freely and it is bound
+// by memory, not by a chain of dependent adds.
+double memoryReadGbps(const std::vector<uint64_t>& buffer, int threads, int repeats) {
+  volatile uint64_t sink = 0;
+  const int64_t n = static_cast<int64_t>(buffer.size());
+  const uint64_t* data = buffer.data();
+  const double seconds = medianSeconds(repeats, [&] {
+    uint64_t total = 0;
+#pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static)
+    for (int64_t i = 0; i < n; ++i) total += data[i];
+    sink = total;
+  });
+  (void)sink;
+  return static_cast<double>(buffer.size() * sizeof(uint64_t)) / seconds / 1e9;
+}
+
+std::vector<float> randomMatrix(int64_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(count));
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+}  // namespace
+
+KernelBenchReport benchKernels(const KernelBenchOptions& options,
+                               const std::function<void(const KernelBenchResult&)>& progress) {
+  KernelBenchReport report;
+  const int repeats = options.quick ? 3 : options.repeats;
+  const double workingSet = (options.quick ? 32.0 : options.workingSetMiB) * 1048576.0;
+  report.threadsAll = omp_get_max_threads();
+  const kernels::IntKernels best = kernels::intKernels(kernels::bestIntPath());
+  report.bestPath = std::string(kernels::pathName(best.path));
+
+  {
+    const std::vector<uint64_t> buffer(static_cast<size_t>(workingSet / sizeof(uint64_t)), 1);
+    report.memReadGbps1 = memoryReadGbps(buffer, 1, repeats);
+    report.memReadGbpsAll = memoryReadGbps(buffer, report.threadsAll, repeats);
+  }
+
+  struct Shape { int rows, cols; };
+  const std::vector<Shape> decodeShapes = options.quick ? std::vector<Shape>{{512, 1024}}
+                                                        : std::vector<Shape>{{2048, 6144}, {6144, 2048}};
+  struct Variant { const char* name; quant::IntFormat format; int group; };
+  const Variant variants[] = {{"int4_g128", quant::IntFormat::Int4, 128},
+                              {"int4_g32", quant::IntFormat::Int4, 32},
+                              {"int8_row", quant::IntFormat::Int8, 0}};
+
+  auto record = [&](KernelBenchResult r, int64_t weightBytes, int threads) {
+    r.threads = threads;
+    r.gbps = static_cast<double>(weightBytes) / r.seconds / 1e9;
+    r.gflops = 2.0 * r.rows * r.cols * r.batch / r.seconds / 1e9;
+    r.ratio = r.gbps / (threads == 1 ? report.memReadGbps1 : report.memReadGbpsAll);
+    report.results.push_back(r);
+    if (progress) progress(r);
+  };
+
+  for (const Shape& shape : decodeShapes) {
+    const auto source = randomMatrix(int64_t{shape.rows} * shape.cols, 7);
+    const auto x = randomMatrix(int64_t{shape.cols} * 64, 8);
+    std::vector<float> y(static_cast<size_t>(shape.rows) * 64);
+    for (const Variant& v : variants) {
+      // Enough copies that one pass over them overflows the caches.
+      const quant::QuantizedMatrix first =
+          quant::quantizeMatrix(source.data(), shape.rows, shape.cols, v.format, v.group);
+      const int copies = std::max<int>(1, static_cast<int>(workingSet / static_cast<double>(first.bytes())));
+      std::vector<quant::QuantizedMatrix> mats(static_cast<size_t>(copies), first);
+      const int64_t bytes = first.bytes() * copies;
+      for (int threads : {1, report.threadsAll}) {
+        omp_set_num_threads(threads);
+        for (const kernels::IntKernels& k : {best, kernels::intKernels(kernels::IntKernelPath::Scalar)}) {
+          KernelBenchResult r{std::string(v.name) + "_matvec", std::string(kernels::pathName(k.path)),
+                              0, shape.rows, shape.cols, 1};
+          r.seconds = medianSeconds(repeats, [&] {
+            for (const auto& m : mats) kernels::matmulInteger(m, x.data(), 1, y.data(), k);
+          }) / copies;
+          record(r, bytes / copies, threads);
+          if (best.path == kernels::IntKernelPath::Scalar) break;
+        }
+        KernelBenchResult r{std::string(v.name) + "_matvec", "dequant", 0, shape.rows, shape.cols, 1};
+        r.seconds = medianSeconds(repeats, [&] {
+          for (const auto& m : mats) kernels::matmulDequant(m, x.data(), 1, y.data());
+        }) / copies;
+        record(r, bytes / copies, threads);
+      }
+      // Prefill shape: 64 activation rows reuse each weight row from cache.
+      omp_set_num_threads(report.threadsAll);
+      KernelBenchResult r{std::string(v.name) + "_matmul64", std::string(kernels::pathName(best.path)),
+                          0, shape.rows, shape.cols, 64};
+      r.seconds = medianSeconds(repeats, [&] { kernels::matmulInteger(first, x.data(), 64, y.data(), best); });
+      record(r, first.bytes(), report.threadsAll);
+    }
+    // f32 reference point.
+    const int copies = std::max<int>(1, static_cast<int>(workingSet / (source.size() * sizeof(float))));
+    std::vector<kernels::Matrix> mats(static_cast<size_t>(copies),
+                                      kernels::Matrix::fromF32(shape.rows, shape.cols, source));
+    for (int threads : {1, report.threadsAll}) {
+      omp_set_num_threads(threads);
+      KernelBenchResult r{"f32_matvec", "f32", 0, shape.rows, shape.cols, 1};
+      r.seconds = medianSeconds(repeats, [&] {
+        for (const auto& m : mats) kernels::matmul(m, x.data(), 1, y.data());
+      }) / copies;
+      record(r, mats[0].bytes(), threads);
+    }
+  }
+  omp_set_num_threads(report.threadsAll);
+  return report;
+}
+
+}  // namespace strata
