@@ -21,10 +21,17 @@ enum class Precision { F32, Native };
 // expanded for prefill). The two are mathematically identical.
 enum class AttentionForm { Automatic, Expanded, Absorbed };
 
+// How quantized (int8/int4) weights are multiplied. Dequantize: float activations against
+// weights widened on the fly (the exact path). The others quantize activations to int8 per 32
+// values and use integer dot products; Automatic picks the best the CPU supports, the rest
+// force one (an error if the CPU lacks it). Unquantized weights always use f32 kernels.
+enum class KernelPath { Automatic, Dequantize, Scalar, Avx2, Avx512Vnni };
+
 struct EngineSettings {
   int threads = 0;  // 0: OpenMP's default (all cores)
   Precision precision = Precision::F32;
   AttentionForm attentionForm = AttentionForm::Automatic;
+  KernelPath kernelPath = KernelPath::Automatic;
   // Diagnostics: attend to every visible key, ignoring the DSA indexer's top-k.
   bool denseAttention = false;
 };

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/quant_matmul.h"
 #include "quant/convert.h"
 
 namespace strata::kernels {
@@ -28,8 +29,18 @@ Matrix Matrix::toBf16(int64_t rows, int64_t cols, const std::vector<float>& valu
   return m;
 }
 
+Matrix Matrix::fromQuantized(quant::QuantizedMatrix quantized) {
+  Matrix m;
+  m.rows_ = quantized.rows;
+  m.cols_ = quantized.cols;
+  m.format_ = quantized.format == quant::IntFormat::Int8 ? WeightFormat::Int8 : WeightFormat::Int4;
+  m.quantized_ = std::move(quantized);
+  return m;
+}
+
 int64_t Matrix::bytes() const {
-  return static_cast<int64_t>(f32_.size() * sizeof(float) + bf16_.size() * sizeof(uint16_t));
+  return static_cast<int64_t>(f32_.size() * sizeof(float) + bf16_.size() * sizeof(uint16_t)) +
+         quantized_.bytes();
 }
 
 void Matrix::row(int64_t r, float* out) const {
@@ -40,10 +51,21 @@ void Matrix::row(int64_t r, float* out) const {
     case WeightFormat::BF16:
       for (int64_t c = 0; c < cols_; ++c) out[c] = quant::bf16ToF32(bf16_[r * cols_ + c]);
       return;
+    case WeightFormat::Int8:
+    case WeightFormat::Int4:
+      quant::dequantizeRow(quantized_, r, out);
+      return;
   }
 }
 
-void matmul(const Matrix& w, const float* x, int64_t n, float* y) {
+void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config) {
+  if (w.format() == WeightFormat::Int8 || w.format() == WeightFormat::Int4) {
+    if (config.integerActivations)
+      matmulInteger(w.quantized(), x, n, y, config.intKernels);
+    else
+      matmulDequant(w.quantized(), x, n, y);
+    return;
+  }
   const int64_t rows = w.rows();
   const int64_t cols = w.cols();
   const bool parallel = rows * cols * n >= kParallelThreshold;

@@ -3,6 +3,7 @@
 // be inside a parallel region.
 #include <cstdint>
 
+#include "kernels/int_dot.h"
 #include "kernels/matrix.h"
 
 namespace strata::kernels {
@@ -11,8 +12,16 @@ namespace strata::kernels {
 // machine OpenMP barriers can cost milliseconds), so such work runs on the calling thread.
 inline constexpr int64_t kParallelThreshold = int64_t{1} << 15;
 
+// How quantized weights are multiplied. The default is the exact path: float activations
+// against weights dequantized on the fly. With integerActivations, activations are quantized
+// to int8 per 32 values and the integer kernels of `intKernels` run (fast path).
+struct KernelConfig {
+  bool integerActivations = false;
+  IntKernels intKernels{IntKernelPath::Scalar, dotInt8Scalar, dotInt4Scalar};
+};
+
 // y[n x W.rows] = x[n x W.cols] . W^T
-void matmul(const Matrix& w, const float* x, int64_t n, float* y);
+void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config = {});
 
 // Dot product of two f32 vectors.
 inline float dot(const float* a, const float* b, int64_t len) {

@@ -5,11 +5,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "quant/int_quant.h"
+
 namespace strata::kernels {
 
 enum class WeightFormat {
   F32,   // exact compute path
   BF16,  // kept as stored (bf16 checkpoints), widened on the fly
+  Int8,  // symmetric int8 with group scales (quant/int_quant.h)
+  Int4,  // symmetric int4 with group scales, packed two per byte
 };
 
 class Matrix {
@@ -19,6 +23,7 @@ class Matrix {
   // Narrows f32 values that are exactly representable in bf16 (bf16 checkpoints); values
   // that are not are rounded to nearest even.
   static Matrix toBf16(int64_t rows, int64_t cols, const std::vector<float>& values);
+  static Matrix fromQuantized(quant::QuantizedMatrix quantized);
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
@@ -30,6 +35,7 @@ class Matrix {
   void row(int64_t r, float* out) const;
   const float* f32Data() const { return f32_.data(); }
   const uint16_t* bf16Data() const { return bf16_.data(); }
+  const quant::QuantizedMatrix& quantized() const { return quantized_; }
 
  private:
   int64_t rows_ = 0;
@@ -37,6 +43,7 @@ class Matrix {
   WeightFormat format_ = WeightFormat::F32;
   std::vector<float> f32_;
   std::vector<uint16_t> bf16_;
+  quant::QuantizedMatrix quantized_;
 };
 
 }  // namespace strata::kernels

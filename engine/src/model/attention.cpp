@@ -55,7 +55,7 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
   const int64_t keys = batch.start + batch.count;
   const int64_t kvWidth = int64_t{d.heads} * (d.nope + d.v);
   std::vector<float> kv(static_cast<size_t>(keys * kvWidth));
-  kernels::matmul(kvB, cache.latent.data(), keys, kv.data());
+  kernels::matmul(kvB, cache.latent.data(), keys, kv.data());  // kvB is f32
 
   const bool parallel = batch.count * d.heads * keys * (d.qk + d.v) >= kernels::kParallelThreshold;
 #pragma omp parallel if (parallel)
@@ -148,20 +148,20 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
 
   // 1. q latent (also the indexer's input), eps 1e-6 as in the Hugging Face reference.
   std::vector<float> qLatent(static_cast<size_t>(n * c.qLoraRank));
-  kernels::matmul(w.qA, x, n, qLatent.data());
+  kernels::matmul(w.qA, x, n, qLatent.data(), ctx.kernels);
   for (int64_t s = 0; s < n; ++s) {
     float* row = qLatent.data() + s * c.qLoraRank;
     rmsNorm(row, w.qANorm.data(), c.qLoraRank, 1e-6f, row);
   }
   // 2. Per-head queries; RoPE on the last qk_rope_head_dim dims of each head.
   std::vector<float> q(static_cast<size_t>(n * d.heads * d.qk));
-  kernels::matmul(w.qB, qLatent.data(), n, q.data());
+  kernels::matmul(w.qB, qLatent.data(), n, q.data(), ctx.kernels);
   for (int64_t s = 0; s < n; ++s)
     for (int h = 0; h < d.heads; ++h) ctx.rope.apply(q.data() + (s * d.heads + h) * d.qk + d.nope, batch.position(s));
 
   // 3. Latent c (normalized) and the shared rope key, appended to the cache.
   std::vector<float> kvA(static_cast<size_t>(n * (d.latent + d.rope)));
-  kernels::matmul(w.kvA, x, n, kvA.data());
+  kernels::matmul(w.kvA, x, n, kvA.data(), ctx.kernels);
   const size_t oldLatent = cache.latent.size();
   const size_t oldRope = cache.ropeKey.size();
   cache.latent.resize(oldLatent + static_cast<size_t>(n * d.latent));
@@ -188,7 +188,7 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
     attendAbsorbed(d, w.kvB, cache, q.data(), batch, selection, scale, o.data());
 
   // 8. Output projection.
-  kernels::matmul(w.o, o.data(), n, out);
+  kernels::matmul(w.o, o.data(), n, out, ctx.kernels);
 }
 
 }  // namespace strata::model

@@ -26,6 +26,18 @@ model::ForwardOptions forwardOptions(const EngineSettings& s) {
   return o;
 }
 
+kernels::KernelConfig kernelConfig(KernelPath path) {
+  using kernels::IntKernelPath;
+  switch (path) {
+    case KernelPath::Dequantize: return {};
+    case KernelPath::Automatic: return {true, kernels::intKernels(kernels::bestIntPath())};
+    case KernelPath::Scalar: return {true, kernels::intKernels(IntKernelPath::Scalar)};
+    case KernelPath::Avx2: return {true, kernels::intKernels(IntKernelPath::Avx2)};
+    case KernelPath::Avx512Vnni: return {true, kernels::intKernels(IntKernelPath::Avx512Vnni)};
+  }
+  return {};
+}
+
 // OpenMP's thread count is per calling thread, so each entry point sets it for its own work.
 class ThreadScope {
  public:
@@ -111,7 +123,9 @@ class EngineImpl final : public Engine {
                                                                    : model::WeightPrecision::F32;
     weights_ = model::loadModelWeights(config_, store, precision);
     experts_ = model::loadResidentExperts(config_, store, precision);
-    transformer_ = std::make_unique<Transformer>(config_, weights_, *experts_, forwardOptions(settings));
+    transformer_ = std::make_unique<Transformer>(config_, weights_, *experts_,
+                                                 forwardOptions(settings),
+                                                 kernelConfig(settings.kernelPath));
 
     info_.directory = dir;
     info_.vocabSize = config_.vocabSize;

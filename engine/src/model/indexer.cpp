@@ -18,9 +18,9 @@ std::vector<KeySelection> runIndexer(const ModelContext& ctx, const IndexerWeigh
   // 1-2. Queries from the q latent, keys from x (LayerNorm before RoPE); RoPE on the first
   // qk_rope_head_dim dims of each.
   std::vector<float> q(static_cast<size_t>(n * heads * dim));
-  kernels::matmul(w.wqB, qLatent, n, q.data());
+  kernels::matmul(w.wqB, qLatent, n, q.data(), ctx.kernels);
   std::vector<float> kRaw(static_cast<size_t>(n * dim));
-  kernels::matmul(w.wk, x, n, kRaw.data());
+  kernels::matmul(w.wk, x, n, kRaw.data(), ctx.kernels);
   const size_t oldKeys = cache.indexKey.size();
   cache.indexKey.resize(oldKeys + static_cast<size_t>(n * dim));
   for (int64_t s = 0; s < n; ++s) {
@@ -32,7 +32,7 @@ std::vector<KeySelection> runIndexer(const ModelContext& ctx, const IndexerWeigh
 
   // 3. Per-head gates in f32 (weightsProj is always held in f32).
   std::vector<float> gates(static_cast<size_t>(n * heads));
-  kernels::matmul(w.weightsProj, x, n, gates.data());
+  kernels::matmul(w.weightsProj, x, n, gates.data(), ctx.kernels);
   const float gateScale = 1.0f / std::sqrt(static_cast<float>(heads));
   const float dotScale = 1.0f / std::sqrt(static_cast<float>(dim));
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/matmul.h"
 #include "model/config.h"
 #include "model/ops.h"
 
@@ -36,6 +37,7 @@ struct ModelContext {
   const ModelConfig& config;
   Rope rope;  // qk_rope_head_dim pairs; shared by MLA and the indexer
   ForwardOptions options;
+  kernels::KernelConfig kernels;  // how quantized weights are multiplied
 };
 
 }  // namespace strata::model

@@ -46,23 +46,25 @@ RoutingDecision route(const ModelConfig& c, const RouterWeights& router, const f
   return d;
 }
 
-void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, float* out) {
+void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, float* out,
+                 const kernels::KernelConfig& kernels) {
   const int64_t width = w.gate.rows();
   std::vector<float> gate(static_cast<size_t>(rows * width));
   std::vector<float> up(static_cast<size_t>(rows * width));
-  kernels::matmul(w.gate, x, rows, gate.data());
-  kernels::matmul(w.up, x, rows, up.data());
+  kernels::matmul(w.gate, x, rows, gate.data(), kernels);
+  kernels::matmul(w.up, x, rows, up.data(), kernels);
   for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
-  kernels::matmul(w.down, gate.data(), rows, out);
+  kernels::matmul(w.down, gate.data(), rows, out, kernels);
 }
 
 namespace {
 
 // Each selected expert runs once over every row that chose it (one read of its weights per
 // batch, which is what makes streaming experts from disk viable).
-void runExperts(const ModelConfig& c, int layer, ExpertSource& experts,
+void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
                 const std::vector<RoutingDecision>& routes, const float* x, int64_t count,
                 float* out) {
+  const ModelConfig& c = ctx.config;
   const int64_t hidden = c.hiddenSize;
   std::vector<std::vector<std::pair<int64_t, float>>> users(static_cast<size_t>(c.nRoutedExperts));
   for (int64_t row = 0; row < count; ++row) {
@@ -80,7 +82,7 @@ void runExperts(const ModelConfig& c, int layer, ExpertSource& experts,
     for (int64_t i = 0; i < m; ++i)
       std::copy(x + rows[i].first * hidden, x + (rows[i].first + 1) * hidden,
                 gathered.begin() + i * hidden);
-    feedForward(experts.expert(layer, e), gathered.data(), m, result.data());
+    feedForward(experts.expert(layer, e), gathered.data(), m, result.data(), ctx.kernels);
     for (int64_t i = 0; i < m; ++i) {
       float* dst = out + rows[i].first * hidden;
       const float* src = result.data() + i * hidden;
@@ -91,10 +93,11 @@ void runExperts(const ModelConfig& c, int layer, ExpertSource& experts,
 
 }  // namespace
 
-void runMlp(const ModelConfig& c, const LayerWeights& layer, ExpertSource& experts,
+void runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& experts,
             const float* x, int64_t count, float* out) {
+  const ModelConfig& c = ctx.config;
   if (!layer.isMoe) {
-    feedForward(layer.dense, x, count, out);
+    feedForward(layer.dense, x, count, out, ctx.kernels);
     return;
   }
   // 1. Router logits in f32 for the whole batch.
@@ -105,10 +108,10 @@ void runMlp(const ModelConfig& c, const LayerWeights& layer, ExpertSource& exper
     routes[row] = route(c, layer.router, logits.data() + row * c.nRoutedExperts);
 
   std::fill(out, out + count * c.hiddenSize, 0.0f);
-  runExperts(c, layer.index, experts, routes, x, count, out);
+  runExperts(ctx, layer.index, experts, routes, x, count, out);
   if (layer.sharedExperts) {
     std::vector<float> shared(static_cast<size_t>(count * c.hiddenSize));
-    feedForward(*layer.sharedExperts, x, count, shared.data());
+    feedForward(*layer.sharedExperts, x, count, shared.data(), ctx.kernels);
     for (size_t i = 0; i < shared.size(); ++i) out[i] += shared[i];
   }
 }

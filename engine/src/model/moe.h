@@ -18,10 +18,11 @@ struct RoutingDecision {
 RoutingDecision route(const ModelConfig& config, const RouterWeights& router, const float* logits);
 
 // out[rows x H] = SwiGLU(x) for each row.
-void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, float* out);
+void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, float* out,
+                 const kernels::KernelConfig& kernels);
 
 // out[count x H] = MLP(x); MoE layers look routed experts up in `experts`.
-void runMlp(const ModelConfig& config, const LayerWeights& layer, ExpertSource& experts,
+void runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& experts,
             const float* x, int64_t count, float* out);
 
 }  // namespace strata::model

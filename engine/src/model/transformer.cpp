@@ -10,8 +10,9 @@
 namespace strata::model {
 
 Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
-                         ExpertSource& experts, ForwardOptions options)
-    : context_{config, Rope(config.qkRopeHeadDim, config.ropeTheta), options},
+                         ExpertSource& experts, ForwardOptions options,
+                         kernels::KernelConfig kernelConfig)
+    : context_{config, Rope(config.qkRopeHeadDim, config.ropeTheta), options, kernelConfig},
       weights_(weights),
       experts_(experts) {}
 
@@ -54,7 +55,7 @@ void Transformer::decoderLayer(const LayerWeights& layer, float* x, const TokenB
   for (int64_t s = 0; s < batch.count; ++s)
     rmsNorm(x + s * hidden, layer.postAttentionNorm.data(), hidden, c.rmsNormEps,
             normed.data() + s * hidden);
-  runMlp(c, layer, experts_, normed.data(), batch.count, delta.data());
+  runMlp(context_, layer, experts_, normed.data(), batch.count, delta.data());
   for (size_t i = 0; i < size; ++i) x[i] += delta[i];
 }
 
@@ -76,7 +77,7 @@ std::vector<float> Transformer::forward(std::span<const int32_t> tokens, kv::KvC
 
 std::vector<float> Transformer::logits(const float* normedHidden, int64_t rows) const {
   std::vector<float> out(static_cast<size_t>(rows * config().vocabSize));
-  kernels::matmul(weights_.lmHead, normedHidden, rows, out.data());
+  kernels::matmul(weights_.lmHead, normedHidden, rows, out.data(), context_.kernels);
   return out;
 }
 
@@ -98,7 +99,7 @@ std::vector<float> Transformer::mtpForward(const float* hidden,
     rmsNorm(hidden + s * h, m.hnorm.data(), h, c.rmsNormEps, row + h);
   }
   std::vector<float> x(static_cast<size_t>(batch.count * h));
-  kernels::matmul(m.ehProj, joined.data(), batch.count, x.data());
+  kernels::matmul(m.ehProj, joined.data(), batch.count, x.data(), context_.kernels);
 
   std::vector<KeySelection> selection;
   decoderLayer(m.layer, x.data(), batch, mtpCache.layer(0), selection);

@@ -13,7 +13,7 @@ namespace strata::model {
 class Transformer {
  public:
   Transformer(const ModelConfig& config, const ModelWeights& weights, ExpertSource& experts,
-              ForwardOptions options);
+              ForwardOptions options, kernels::KernelConfig kernelConfig = {});
 
   kv::KvCache newCache() const;     // one entry per decoder layer
   kv::KvCache newMtpCache() const;  // the MTP layer's own cache
