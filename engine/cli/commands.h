@@ -23,4 +23,7 @@ int runGenerate(const Args& args);
 // bench_commands.cpp
 int runBenchKernels(const Args& args);
 
+// chat_commands.cpp
+int runChatFormat(const Args& args);
+
 }  // namespace strata::cli

@@ -29,6 +29,12 @@ const std::vector<Command>& commands() {
             Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on
             GLM-5 decode shapes and GFLOP/s on prefill shapes, as a ratio to that bandwidth.
             --json: one JSON object per line, the last a summary.)"},
+      {"chat-format", {"add-generation-prompt"}, strata::cli::runChatFormat,
+       R"(chat-format --messages FILE.json [--tools FILE.json] [--add-generation-prompt]
+            [--enable-thinking 0|1] [--clear-thinking 0|1]
+            Renders OpenAI-shaped messages (an array, or an object with "messages") and tools
+            (an array, or an object with "tools") into the GLM prompt text, printed exactly:
+            no newline is added.)"},
   };
   return table;
 }

@@ -15,15 +15,15 @@ _compile_jinja_template / render_jinja_template):
   - render(messages=..., tools=..., documents=None, add_generation_prompt=..., **options), where an
     option absent from the case is not passed at all (undefined in the template).
 
-Two documented normalizations are applied to the input before rendering, the same ones Strata's
+Three documented normalizations are applied to the input before rendering, the same ones Strata's
 parser applies (engine/src/chat/chat_format.cpp), because the raw template would render nonsense:
   1. tool_calls[].function.arguments given as a JSON string (the OpenAI wire shape) is parsed into
      an object (as vLLM does); the template calls .items() on it and fails on a string.
      Empty or null arguments become {}.
   2. "content": null is treated as absent. Jinja renders None as the text "None", so the raw
      template would print "None" before an assistant's tool calls; vLLM also renders null as "".
-  3. A tool message whose content is a list of {"type": "text"} parts is joined into one string
-     (the template's list branch would print each part's Python dict repr).
+  3. A tool message whose content is a non-empty list of {"type": "text"} parts is joined into one
+     string (the template's list branch would print each part's Python dict repr).
 
 Usage: python3 tools/chat_format/render_fixtures.py [--check]
   --check  render to memory and compare with the files on disk (exit 1 on any difference).
@@ -64,7 +64,7 @@ def normalize(messages):
     for m in messages:
         if "content" in m and m["content"] is None:
             del m["content"]
-        if m.get("role") == "tool" and isinstance(m.get("content"), list) and all(
+        if m.get("role") == "tool" and m.get("content") and isinstance(m["content"], list) and all(
                 isinstance(p, dict) and p.get("type") == "text" for p in m["content"]):
             m["content"] = "".join(p["text"] for p in m["content"])
         for tc in m.get("tool_calls") or []:
@@ -286,6 +286,17 @@ CASES = {
             {"role": "tool", "content": "first"},
             {"role": "tool", "content": [{"output": "second"}, "third", {"output": " fourth "}]},
             {"role": "tool", "content": [{"type": "text", "text": "fifth "}, {"type": "text", "text": "part"}]}],
+        "options": {"add_generation_prompt": True}},
+    "tool_content_missing_or_empty": {
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "calling", "tool_calls": [
+                {"type": "function", "function": {"name": "f", "arguments": None}}]},
+            {"role": "tool"},
+            {"role": "tool", "content": None},
+            {"role": "tool", "content": []},
+            {"role": "tool", "content": "after lists"},
+            {"role": "tool", "content": "same run"}],
         "options": {"add_generation_prompt": True}},
     "unicode": {
         "messages": [

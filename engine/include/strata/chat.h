@@ -11,12 +11,11 @@
 // JSON values are nlohmann::ordered_json because key order is visible in the prompt: the
 // template prints tool definitions and tool-call arguments in the order they were given.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "strata/error.h"
 
@@ -25,7 +24,7 @@ namespace strata {
 enum class ChatRole { System, User, Assistant, Tool };
 
 struct ToolCall {
-  std::string id;    // optional; not part of the prompt
+  std::string id;  // optional; not part of the prompt
   std::string name;
   nlohmann::ordered_json arguments = nlohmann::ordered_json::object();  // always an object
 };

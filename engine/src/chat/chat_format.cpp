@@ -1,9 +1,10 @@
 // The GLM-4.7/GLM-5 chat template (shared/reference/glm-4.7-chat_template.jinja) in C++.
 // Each block below names the template lines it reproduces; whitespace follows the template as
 // rendered with trim_blocks and lstrip_blocks (no newline after role tokens, none between turns).
+#include "chat/chat_format.h"
+
 #include <string>
 
-#include "chat/chat_format.h"
 #include "chat/python_text.h"
 
 namespace strata {
@@ -11,7 +12,6 @@ namespace {
 
 using chat::pythonJsonDumps;
 using chat::pythonStrip;
-using namespace std::string_view_literals;
 
 // {%- if tools -%} ... {%- endif -%}
 void renderTools(const std::vector<nlohmann::ordered_json>& tools, std::string& out) {
@@ -44,7 +44,8 @@ void renderAssistant(const ChatMessage& m, bool keepReasoning, std::string& out)
   std::string_view reasoning;
   if (m.reasoningContent) {
     reasoning = *m.reasoningContent;
-  } else if (const size_t first = content.find(chat::kThinkClose); first != std::string_view::npos) {
+  } else if (const size_t first = content.find(chat::kThinkClose);
+             first != std::string_view::npos) {
     // content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n')
     std::string_view before = stripChar(content.substr(0, first), '\n', false);
     if (const size_t open = before.rfind(chat::kThinkOpen); open != std::string_view::npos)
@@ -63,7 +64,10 @@ void renderAssistant(const ChatMessage& m, bool keepReasoning, std::string& out)
   for (const ToolCall& call : m.toolCalls) {
     out.append(chat::kToolCallOpen).append(call.name);
     for (const auto& [key, value] : call.arguments.items()) {
-      out.append(chat::kArgKeyOpen).append(key).append(chat::kArgKeyClose).append(chat::kArgValueOpen);
+      out.append(chat::kArgKeyOpen)
+          .append(key)
+          .append(chat::kArgKeyClose)
+          .append(chat::kArgValueOpen);
       // v | tojson(ensure_ascii=False) if v is not string else v
       out += value.is_string() ? value.get_ref<const std::string&>() : pythonJsonDumps(value);
       out += chat::kArgValueClose;
@@ -101,8 +105,12 @@ std::string renderGlmChat(const std::vector<ChatMessage>& messages,
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& m = messages[i];
     switch (m.role) {
-      case ChatRole::User: out.append(chat::kUser).append(m.content); break;
-      case ChatRole::System: out.append(chat::kSystem).append(m.content); break;
+      case ChatRole::User:
+        out.append(chat::kUser).append(m.content);
+        break;
+      case ChatRole::System:
+        out.append(chat::kSystem).append(m.content);
+        break;
       case ChatRole::Assistant:
         renderAssistant(m, !options.clearThinking || static_cast<long>(i) > lastUser, out);
         break;

@@ -47,17 +47,20 @@ std::string visibleText(const Json& parts, const std::string& field) {
   for (size_t i = 0; i < parts.size(); ++i) {
     const Json& part = parts[i];
     const std::string partField = field + "[" + std::to_string(i) + "]";
-    if (part.is_string()) text += part.get_ref<const std::string&>();
-    else if (isTextPart(part)) text += textOfPart(part, partField);
-    else if (!part.is_object()) fail(partField, "a string or a content part object", part);
+    if (part.is_string())
+      text += part.get_ref<const std::string&>();
+    else if (isTextPart(part))
+      text += textOfPart(part, partField);
+    else if (!part.is_object())
+      fail(partField, "a string or a content part object", part);
   }
   return text;
 }
 
-// Tool results: a string; a list of text parts (joined, as vLLM does); or a list of strings and
-// {"output": "..."} objects (the template's list branch).
+// Tool results: a string; a non-empty list of text parts (joined, as vLLM does); or a list of
+// strings and {"output": "..."} objects (the template's list branch).
 void parseToolContent(const Json& content, const std::string& field, ChatMessage& message) {
-  bool allText = true;
+  bool allText = !content.empty();
   for (const Json& part : content) allText = allText && isTextPart(part);
   if (allText) {
     message.content = visibleText(content, field);
@@ -82,12 +85,20 @@ void parseToolContent(const Json& content, const std::string& field, ChatMessage
 }
 
 void parseContent(const Json& message, const std::string& field, ChatMessage& out) {
-  if (!message.contains("content") || message["content"].is_null()) return;
+  if (!message.contains("content") || message["content"].is_null()) {
+    // The template iterates an undefined tool content: a bare <|observation|>.
+    if (out.role == ChatRole::Tool) out.toolOutputs.emplace();
+    return;
+  }
   const Json& content = message["content"];
-  if (content.is_string()) out.content = content.get<std::string>();
-  else if (!content.is_array()) fail(field, "a string, an array of content parts or null", content);
-  else if (out.role == ChatRole::Tool) parseToolContent(content, field, out);
-  else out.content = visibleText(content, field);
+  if (content.is_string())
+    out.content = content.get<std::string>();
+  else if (!content.is_array())
+    fail(field, "a string, an array of content parts or null", content);
+  else if (out.role == ChatRole::Tool)
+    parseToolContent(content, field, out);
+  else
+    out.content = visibleText(content, field);
 }
 
 nlohmann::ordered_json parseArguments(const Json& fn, const std::string& field) {
@@ -135,10 +146,14 @@ std::vector<ToolCall> parseToolCalls(const Json& message, const std::string& fie
 namespace chat {
 std::string_view roleName(ChatRole role) {
   switch (role) {
-    case ChatRole::System: return "system";
-    case ChatRole::User: return "user";
-    case ChatRole::Assistant: return "assistant";
-    case ChatRole::Tool: return "tool";
+    case ChatRole::System:
+      return "system";
+    case ChatRole::User:
+      return "user";
+    case ChatRole::Assistant:
+      return "assistant";
+    case ChatRole::Tool:
+      return "tool";
   }
   return "?";
 }

@@ -12,8 +12,8 @@ namespace {
 
 bool isPythonSpace(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
 }
 
 // Decodes the UTF-8 character starting at text[pos]; returns its length, 0 if malformed.
@@ -51,8 +51,8 @@ std::string pythonFloatRepr(double value) {
   char buffer[64];
   // Shortest round-trip digits in scientific form: "-d.ddde+XX" (the same digits Python's
   // repr picks: both are the shortest string that reads back as the same double).
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value,
-                                       std::chars_format::scientific);
+  const auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
   std::string sci(buffer, ec == std::errc() ? end : buffer);
   std::string sign;
   if (!sci.empty() && sci[0] == '-') {
@@ -69,17 +69,17 @@ std::string pythonFloatRepr(double value) {
   std::string out = sign;
   if (point > -4 && point <= 16) {
     if (point <= 0) {
-      out += "0." + std::string(static_cast<size_t>(-point), '0') + digits;
+      out.append("0.").append(static_cast<size_t>(-point), '0').append(digits);
     } else if (point >= count) {
-      out += digits + std::string(static_cast<size_t>(point - count), '0') + ".0";
+      out.append(digits).append(static_cast<size_t>(point - count), '0').append(".0");
     } else {
-      out += digits.substr(0, static_cast<size_t>(point)) + "." +
-             digits.substr(static_cast<size_t>(point));
+      const auto whole = static_cast<size_t>(point);
+      out.append(digits, 0, whole).append(".").append(digits, whole);
     }
     return out;
   }
-  out += digits.substr(0, 1);
-  if (count > 1) out += "." + digits.substr(1);
+  out.append(digits, 0, 1);
+  if (count > 1) out.append(".").append(digits, 1);
   char exp[16];
   std::snprintf(exp, sizeof exp, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
   return out + exp;
@@ -89,13 +89,27 @@ void dumpString(const std::string& text, std::string& out) {
   out += '"';
   for (const char ch : text) {
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20) {
           char escaped[8];
@@ -112,12 +126,24 @@ void dumpString(const std::string& text, std::string& out) {
 void dump(const nlohmann::ordered_json& value, std::string& out) {
   using Type = nlohmann::ordered_json::value_t;
   switch (value.type()) {
-    case Type::null: out += "null"; break;
-    case Type::boolean: out += value.get<bool>() ? "true" : "false"; break;
-    case Type::number_integer: out += std::to_string(value.get<int64_t>()); break;
-    case Type::number_unsigned: out += std::to_string(value.get<uint64_t>()); break;
-    case Type::number_float: out += pythonFloatRepr(value.get<double>()); break;
-    case Type::string: dumpString(value.get_ref<const std::string&>(), out); break;
+    case Type::null:
+      out += "null";
+      break;
+    case Type::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      break;
+    case Type::number_integer:
+      out += std::to_string(value.get<int64_t>());
+      break;
+    case Type::number_unsigned:
+      out += std::to_string(value.get<uint64_t>());
+      break;
+    case Type::number_float:
+      out += pythonFloatRepr(value.get<double>());
+      break;
+    case Type::string:
+      dumpString(value.get_ref<const std::string&>(), out);
+      break;
     case Type::array: {
       out += '[';
       bool first = true;
@@ -142,7 +168,9 @@ void dump(const nlohmann::ordered_json& value, std::string& out) {
       out += '}';
       break;
     }
-    default: out += "null"; break;  // binary / discarded: never produced by the JSON parser
+    default:
+      out += "null";
+      break;  // binary / discarded: never produced by the JSON parser
   }
 }
 

@@ -1,10 +1,9 @@
 #pragma once
 // The two Python string operations the GLM chat template relies on, reproduced exactly so the
 // rendered prompt matches transformers byte for byte.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace strata::chat {
 

@@ -134,7 +134,7 @@ class EngineImpl final : public Engine {
     info_.hasMtp = config_.hasMtp();
     info_.eosTokenIds = config_.eosTokenIds;
     info_.residentBytes = model::residentBytes(weights_) + experts_->residentBytes();
-    log().info("opened {}: {} layers, vocabulary {}, MTP {}, {:.1f} MiB of weights in memory",
+    log().debug("opened {}: {} layers, vocabulary {}, MTP {}, {:.1f} MiB of weights in memory",
                dir.string(), config_.numHiddenLayers, config_.vocabSize,
                config_.hasMtp() ? "yes" : "no", info_.residentBytes / 1048576.0);
   }
