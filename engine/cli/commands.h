@@ -20,10 +20,19 @@ struct Command {
 int runEval(const Args& args);
 int runGenerate(const Args& args);
 
+// conversation_commands.cpp
+int runRun(const Args& args);
+int runChat(const Args& args);
+
 // bench_commands.cpp
 int runBenchKernels(const Args& args);
 
 // chat_commands.cpp
 int runChatFormat(const Args& args);
+
+// tokenizer_commands.cpp
+int runTokenize(const Args& args);
+int runDetokenize(const Args& args);
+int runBenchTokenizer(const Args& args);
 
 }  // namespace strata::cli

@@ -24,6 +24,15 @@ const std::vector<Command>& commands() {
        R"(generate  --model DIR --tokens IDS --max-new N --greedy [--precision f32|native]
             [--threads N]
             Greedy continuation. Prints the new ids as "ids: <id> ...".)"},
+      {"run", {"no-think"}, strata::cli::runRun,
+       R"(run       --model DIR --prompt TEXT [--system TEXT] [--no-think] [--max-new N]
+            [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R]
+            [--seed S] [--threads N] [--precision f32|native]
+            One answer to a prompt, rendered with the GLM chat format. The answer goes to
+            stdout; the thinking and a speed line go to stderr.)"},
+      {"chat", {"no-think"}, strata::cli::runChat,
+       R"(chat      --model DIR [same options as run, without --prompt]
+            Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.)"},
       {"bench kernels", {"json", "quick"}, strata::cli::runBenchKernels,
        R"(bench kernels [--json] [--quick] [--repeats N] [--threads N]
             Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on
@@ -35,6 +44,18 @@ const std::vector<Command>& commands() {
             Renders OpenAI-shaped messages (an array, or an object with "messages") and tools
             (an array, or an object with "tools") into the GLM prompt text, printed exactly:
             no newline is added.)"},
+      {"tokenize", {}, strata::cli::runTokenize,
+       R"(tokenize  --tokenizer FILE (--text TEXT | --text-file FILE | --jsonl FILE)
+            Encodes with a Hugging Face tokenizer.json (special tokens in the text are
+            recognised; no BOS/EOS added). Prints "ids: <id> ..." for the exact bytes of
+            --text or --text-file; --jsonl: each line a JSON string, one JSON array of ids
+            printed per line.)"},
+      {"detokenize", {}, strata::cli::runDetokenize,
+       R"(detokenize --tokenizer FILE --ids IDS
+            Prints the text of the ids exactly (no newline is added).)"},
+      {"bench tokenizer", {"json"}, strata::cli::runBenchTokenizer,
+       R"(bench tokenizer --tokenizer FILE --text-file FILE [--repeats N] [--json]
+            Encode speed of a text (cold and warm word cache) and decode speed; medians.)"},
   };
   return table;
 }
@@ -52,6 +73,14 @@ int main(int argc, char** argv) {
   std::string name = argc > 1 ? argv[1] : "help";
   int first = 2;  // where options start; two-word commands ("bench kernels") take one more
   if (argc > 2 && argv[2][0] != '-' && name == "bench") name.append(" ").append(argv[first++]);
+  // `inspect DIR`: the one positional argument is read as --model DIR.
+  std::vector<char*> rewritten(argv, argv + argc);
+  static char modelOption[] = "--model";
+  if (name == "inspect" && argc > 2 && argv[2][0] != '-') {
+    rewritten.insert(rewritten.begin() + 2, modelOption);
+    argv = rewritten.data();
+    ++argc;
+  }
   try {
     if (name == "help" || name == "--help" || name == "-h") {
       std::fputs(usage().c_str(), stdout);

@@ -85,7 +85,14 @@ int runGenerate(const Args& args) {
   if (maxNew < 0) throw UsageError("--max-new must be >= 0");
   auto engine = strata::Engine::open(args.require("model"), settingsFrom(args));
   auto session = engine->newSession();
-  printIds("ids:", session->generateGreedy(prompt, maxNew));
+  strata::GenerateOptions options;
+  options.sampling.temperature = 0.0f;  // greedy
+  options.maxNewTokens = maxNew;
+  if (maxNew == 0) {
+    printIds("ids:", {});
+    return 0;
+  }
+  printIds("ids:", session->generate(prompt, options).tokens);
   return 0;
 }
 

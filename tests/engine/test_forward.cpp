@@ -85,7 +85,7 @@ class TestForward : public QObject {
     QCOMPARE(expected.size(), size_t{32});
     auto engine = strata::Engine::open(ref.dir);
     auto session = engine->newSession();
-    // Step by step rather than generateGreedy so an end-of-sequence id cannot stop it early.
+    // Step by step rather than generate() so an end-of-sequence id cannot stop it early.
     std::vector<float> logits = session->append(prompt).logits;
     std::vector<int32_t> produced;
     const size_t vocab = engine->info().vocabSize;

@@ -1,6 +1,7 @@
 #pragma once
 // Strata's public engine API: the one entry point the CLI, the app and the server use.
 // Every function reports failure by throwing strata::Error with a message for the user.
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "strata/error.h"
+#include "strata/sampling.h"
+#include "strata/tokenizer.h"
 
 namespace strata {
 
@@ -46,7 +49,26 @@ struct ModelInfo {
   int64_t residentBytes = 0;  // weights held in memory
 };
 
-// One conversation: its own KV cache over the shared weights.
+struct GenerateOptions {
+  SamplingParams sampling;         // temperature 0: greedy
+  int maxNewTokens = 512;
+  std::vector<std::string> stop;   // stop strings (needs the model's tokenizer)
+  // Set from another thread to stop after the current token.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;  // generated ids, the final end-of-sequence id included
+  std::string text;             // their text up to any stop string (empty without a tokenizer)
+  std::string finishReason;     // "stop" (eos or stop string), "length" or "cancelled"
+  int64_t promptTokens = 0;     // the context given
+  int64_t reusedTokens = 0;     // of those, already in the KV cache (prefix reuse)
+  double prefillSeconds = 0;    // evaluating the context's new tokens, to the first token
+  double decodeSeconds = 0;     // the rest
+};
+
+// One conversation: its own KV cache over the shared weights. A session is used by one
+// thread at a time; it must not outlive its engine.
 class Session {
  public:
   virtual ~Session() = default;
@@ -64,10 +86,17 @@ class Session {
   virtual std::vector<float> appendMtp(std::span<const float> hidden,
                                        std::span<const int32_t> nextTokens) = 0;
 
-  // Greedy decoding: appends the prompt, then up to maxNew argmax tokens (stopping after an
-  // end-of-sequence token). onToken, if set, sees each new token as it is produced.
-  virtual std::vector<int32_t> generateGreedy(std::span<const int32_t> prompt, int maxNew,
-                                              const std::function<void(int32_t)>& onToken = {}) = 0;
+  // Continues `context`, the whole conversation so far as token ids. The longest prefix of
+  // it already in the KV cache is kept (a new turn reuses the previous ones), the rest is
+  // evaluated, then tokens are sampled until an end-of-sequence id, a stop string, the token
+  // limit or a cancel. onText sees the reply's text as it grows (complete UTF-8 characters,
+  // never part of a stop string); onToken sees each id.
+  virtual GenerateResult generate(std::span<const int32_t> context, const GenerateOptions& options,
+                                  const std::function<void(std::string_view)>& onText = {},
+                                  const std::function<void(int32_t)>& onToken = {}) = 0;
+
+  // The token ids in the KV cache, in order.
+  virtual const std::vector<int32_t>& tokens() const = 0;
 
   virtual int64_t length() const = 0;
   virtual int64_t mtpLength() const = 0;
@@ -83,6 +112,8 @@ class Engine {
   virtual ~Engine() = default;
 
   virtual const ModelInfo& info() const = 0;
+  // The model's tokenizer (tokenizer.json in the model folder), or nullptr if it has none.
+  virtual const Tokenizer* tokenizer() const = 0;
   virtual std::unique_ptr<Session> newSession() = 0;
 };
 

@@ -1,11 +1,10 @@
 // The public Engine and Session, wired to the model internals.
-#include <omp.h>
-
 #include <algorithm>
 
 #include "core/logging.h"
 #include "io/safetensors.h"
 #include "model/config.h"
+#include "model/session.h"
 #include "model/transformer.h"
 #include "model/weights.h"
 #include "strata/engine.h"
@@ -38,86 +37,11 @@ kernels::KernelConfig kernelConfig(KernelPath path) {
   return {};
 }
 
-// OpenMP's thread count is per calling thread, so each entry point sets it for its own work.
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads) {
-    if (threads > 0) omp_set_num_threads(threads);
-  }
-};
-
-class SessionImpl final : public Session {
- public:
-  SessionImpl(const Transformer& transformer, int threads)
-      : transformer_(transformer),
-        threads_(threads),
-        cache_(transformer.newCache()),
-        mtpCache_(transformer.newMtpCache()) {}
-
-  StepResult append(std::span<const int32_t> tokens) override {
-    ThreadScope scope(threads_);
-    StepResult r;
-    if (tokens.empty()) return r;
-    r.hidden = transformer_.forward(tokens, cache_);
-    r.logits = transformer_.logits(r.hidden.data(), static_cast<int64_t>(tokens.size()));
-    return r;
-  }
-
-  std::vector<float> appendMtp(std::span<const float> hidden,
-                               std::span<const int32_t> nextTokens) override {
-    ThreadScope scope(threads_);
-    const size_t width = static_cast<size_t>(transformer_.config().hiddenSize);
-    if (hidden.size() != nextTokens.size() * width)
-      throw Error("appendMtp: " + std::to_string(nextTokens.size()) + " tokens need " +
-                  std::to_string(nextTokens.size() * width) + " hidden values, got " +
-                  std::to_string(hidden.size()));
-    if (nextTokens.empty()) return {};
-    std::vector<float> z = transformer_.mtpForward(hidden.data(), nextTokens, mtpCache_);
-    return transformer_.logits(z.data(), static_cast<int64_t>(nextTokens.size()));
-  }
-
-  std::vector<int32_t> generateGreedy(std::span<const int32_t> prompt, int maxNew,
-                                      const std::function<void(int32_t)>& onToken) override {
-    std::vector<int32_t> produced;
-    if (maxNew <= 0) return produced;
-    const std::vector<int>& eos = transformer_.config().eosTokenIds;
-    const int vocab = transformer_.config().vocabSize;
-    StepResult step = append(prompt);
-    if (step.logits.empty()) throw Error("generate: the prompt is empty");
-    while (true) {
-      const std::span<const float> last(step.logits.data() + step.logits.size() - vocab,
-                                        static_cast<size_t>(vocab));
-      const int32_t next = argmax(last);
-      produced.push_back(next);
-      if (onToken) onToken(next);
-      if (static_cast<int>(produced.size()) >= maxNew ||
-          std::find(eos.begin(), eos.end(), next) != eos.end())
-        break;
-      step = append(std::span<const int32_t>(&next, 1));
-    }
-    return produced;
-  }
-
-  int64_t length() const override { return cache_.length(); }
-  int64_t mtpLength() const override { return mtpCache_.length(); }
-  void truncate(int64_t tokens) override {
-    cache_.truncate(tokens);
-    mtpCache_.truncate(tokens);
-  }
-  int64_t kvBytes() const override { return cache_.bytes() + mtpCache_.bytes(); }
-
- private:
-  const Transformer& transformer_;
-  int threads_;
-  kv::KvCache cache_;
-  kv::KvCache mtpCache_;
-};
-
 class EngineImpl final : public Engine {
  public:
   EngineImpl(const std::filesystem::path& dir, const EngineSettings& settings)
       : settings_(settings), config_(model::loadModelConfig(dir / "config.json")) {
-    ThreadScope scope(settings.threads);
+    model::useThreads(settings.threads);
     const io::TensorStore store = io::TensorStore::openDirectory(dir);
     const auto precision = settings.precision == Precision::Native ? model::WeightPrecision::Native
                                                                    : model::WeightPrecision::F32;
@@ -134,15 +58,18 @@ class EngineImpl final : public Engine {
     info_.hasMtp = config_.hasMtp();
     info_.eosTokenIds = config_.eosTokenIds;
     info_.residentBytes = model::residentBytes(weights_) + experts_->residentBytes();
+    if (std::filesystem::exists(dir / "tokenizer.json"))
+      tokenizer_ = Tokenizer::load(dir / "tokenizer.json");
     log().debug("opened {}: {} layers, vocabulary {}, MTP {}, {:.1f} MiB of weights in memory",
                dir.string(), config_.numHiddenLayers, config_.vocabSize,
                config_.hasMtp() ? "yes" : "no", info_.residentBytes / 1048576.0);
   }
 
   const ModelInfo& info() const override { return info_; }
+  const Tokenizer* tokenizer() const override { return tokenizer_.get(); }
 
   std::unique_ptr<Session> newSession() override {
-    return std::make_unique<SessionImpl>(*transformer_, settings_.threads);
+    return std::make_unique<model::SessionImpl>(*transformer_, tokenizer_.get(), settings_.threads);
   }
 
  private:
@@ -151,6 +78,7 @@ class EngineImpl final : public Engine {
   model::ModelWeights weights_;
   std::unique_ptr<model::ExpertSource> experts_;
   std::unique_ptr<Transformer> transformer_;
+  std::unique_ptr<Tokenizer> tokenizer_;
   ModelInfo info_;
 };
 

@@ -1,0 +1,40 @@
+#pragma once
+// A conversation's state over the shared model: its KV caches and the token ids they hold.
+#include <vector>
+
+#include "model/transformer.h"
+#include "strata/engine.h"
+
+namespace strata::model {
+
+class SessionImpl final : public Session {
+ public:
+  // `tokenizer` may be null (no text out, no stop strings). Both must outlive the session.
+  SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer, int threads);
+
+  StepResult append(std::span<const int32_t> tokens) override;
+  std::vector<float> appendMtp(std::span<const float> hidden,
+                               std::span<const int32_t> nextTokens) override;
+  GenerateResult generate(std::span<const int32_t> context, const GenerateOptions& options,
+                          const std::function<void(std::string_view)>& onText,
+                          const std::function<void(int32_t)>& onToken) override;
+
+  const std::vector<int32_t>& tokens() const override { return tokens_; }
+  int64_t length() const override { return cache_.length(); }
+  int64_t mtpLength() const override { return mtpCache_.length(); }
+  void truncate(int64_t tokens) override;
+  int64_t kvBytes() const override { return cache_.bytes() + mtpCache_.bytes(); }
+
+ private:
+  const Transformer& transformer_;
+  const Tokenizer* tokenizer_;
+  int threads_;
+  kv::KvCache cache_;
+  kv::KvCache mtpCache_;
+  std::vector<int32_t> tokens_;
+};
+
+// OpenMP's thread count is per calling thread, so each entry point sets it for its own work.
+void useThreads(int threads);
+
+}  // namespace strata::model
