@@ -24,6 +24,9 @@ int runGenerate(const Args& args);
 int runRun(const Args& args);
 int runChat(const Args& args);
 
+// eval_tasks_command.cpp
+int runEvalTasks(const Args& args);
+
 // bench_commands.cpp
 int runBenchKernels(const Args& args);
 

@@ -33,6 +33,12 @@ const std::vector<Command>& commands() {
       {"chat", {"no-think"}, strata::cli::runChat,
        R"(chat      --model DIR [same options as run, without --prompt]
             Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.)"},
+      {"eval-tasks", {"json", "verbose"}, strata::cli::runEvalTasks,
+       R"(eval-tasks --model DIR [--tasks FILE.jsonl] [--precision f32|native] [--json]
+            [--max-new N] [--limit N] [--verbose] [--threads N]
+            Exact-match accuracy on a held-out task set (default DIR/eval.jsonl; rows
+            {"task", "messages", "answer"}), greedy, per task and overall. --json: the last
+            line is {"overall": fraction, "tasks": {task: fraction}, ...}.)"},
       {"bench kernels", {"json", "quick"}, strata::cli::runBenchKernels,
        R"(bench kernels [--json] [--quick] [--repeats N] [--threads N]
             Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on

@@ -2,6 +2,9 @@
 // format -> tokenizer -> generate -> stream decode) must give exactly what the separate
 // commands give when composed by hand, sampling must repeat with a seed, and a second chat
 // turn must reuse the first turn's KV cache.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -108,6 +111,39 @@ class TestConversationCli : public QObject {
     QCOMPARE(reused[0], 0);
     // The second turn re-reads only what changed: at least the whole first prompt is reused.
     QVERIFY2(reused[1] >= prompt[0] - 1, qPrintable(r.err));
+  }
+
+  // eval-tasks counts exact matches per task: the greedy answer (taken from `run`) scores,
+  // anything else does not.
+  void evalTasksScoresExactMatches() {
+    const QString question = "What is two plus two?";
+    const Run answer = runCli({"run", "--model", model(), "--prompt", question, "--temperature", "0",
+                               "--max-new", "24"});
+    QVERIFY2(answer.exitCode == 0, qPrintable(answer.err));
+    const QString greedy = QString::fromUtf8(answer.out).trimmed();
+
+    QTemporaryDir dir;
+    const QString tasks = dir.filePath("eval.jsonl");
+    QFile f(tasks);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    auto row = [&](const QString& task, const QString& q, const QString& a) {
+      QJsonObject o{{"task", task},
+                    {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", q}}}},
+                    {"answer", a}};
+      f.write(QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n");
+    };
+    row("sum", question, greedy);
+    row("sum", question, greedy + " (not what it said)");
+    row("other", "Name a colour.", "a colour the random model will not produce");
+    f.close();
+
+    const Run r = runCli({"eval-tasks", "--model", model(), "--tasks", tasks, "--max-new", "24", "--json"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const QByteArray last = r.out.trimmed().split('\n').last();
+    const QJsonObject summary = QJsonDocument::fromJson(last).object();
+    QCOMPARE(summary["overall"].toDouble(), 1.0 / 3.0);
+    QCOMPARE(summary["tasks"].toObject()["sum"].toDouble(), 0.5);
+    QCOMPARE(summary["tasks"].toObject()["other"].toDouble(), 0.0);
   }
 
   void modelWithoutTokenizerIsAClearError() {
