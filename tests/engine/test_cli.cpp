@@ -1,27 +1,13 @@
 // strata-cli's stable interfaces, driven as a script would: output lines, logit files, exit codes.
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "cli_runner.h"
 #include "fixtures.h"
 
 using fixtures::Reference;
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QString out;
-  QString err;
-};
-
-Run runCli(const QStringList& args) {
-  QProcess p;
-  p.start(STRATA_CLI_PATH, args);
-  p.waitForFinished(120000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-          QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
 
 QString joinIds(const std::vector<int32_t>& ids, const QString& sep) {
   QStringList parts;
@@ -47,11 +33,11 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     const QString logits = dir.filePath("logits.f32");
     const QString mtp = dir.filePath("mtp.f32");
-    const Run r = runCli({"eval", "--model", QString::fromStdString(ref.dir.string()), "--tokens",
+    const CliRun r = runCli({"eval", "--model", QString::fromStdString(ref.dir.string()), "--tokens",
                           joinIds(ref.prompt, ","), "--logits-out", logits, "--mtp-logits-out", mtp});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
-    QCOMPARE(lineAfter(r.out, "top1:"), joinIds(ref.meta.at("top1").get<std::vector<int32_t>>(), " "));
-    QCOMPARE(lineAfter(r.out, "mtp_top1:"),
+    QCOMPARE(lineAfter(r.text(), "top1:"), joinIds(ref.meta.at("top1").get<std::vector<int32_t>>(), " "));
+    QCOMPARE(lineAfter(r.text(), "mtp_top1:"),
              joinIds(ref.meta.at("mtp_top1").get<std::vector<int32_t>>(), " "));
 
     const auto written = fixtures::readFloats(logits.toStdString());
@@ -66,10 +52,10 @@ class TestCli : public QObject {
     const auto prompt = ref.meta.at("greedy_prompt").get<std::vector<int32_t>>();
     auto expected = ref.meta.at("greedy_new").get<std::vector<int32_t>>();
     expected.resize(8);
-    const Run r = runCli({"generate", "--model", QString::fromStdString(ref.dir.string()), "--tokens",
+    const CliRun r = runCli({"generate", "--model", QString::fromStdString(ref.dir.string()), "--tokens",
                           joinIds(prompt, ","), "--max-new", "8", "--greedy"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
-    QCOMPARE(lineAfter(r.out, "ids:"), joinIds(expected, " "));
+    QCOMPARE(lineAfter(r.text(), "ids:"), joinIds(expected, " "));
   }
 
   void errorsGoToStderrWithNonZeroExit_data() {
@@ -93,10 +79,10 @@ class TestCli : public QObject {
     QFETCH(QStringList, args);
     QFETCH(int, exitCode);
     QFETCH(QString, message);
-    const Run r = runCli(args);
+    const CliRun r = runCli(args);
     QCOMPARE(r.exitCode, exitCode);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
-    QVERIFY(lineAfter(r.out, "top1:").isEmpty());
+    QVERIFY(lineAfter(r.text(), "top1:").isEmpty());
   }
 };
 

@@ -5,30 +5,14 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "cli_runner.h"
 #include "fixtures.h"
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QByteArray out;
-  QString err;
-};
-
-Run runCli(const QStringList& args, const QByteArray& input = {}) {
-  QProcess p;
-  p.start(STRATA_CLI_PATH, args);
-  if (!input.isEmpty()) p.write(input);
-  p.closeWriteChannel();
-  p.waitForFinished(120000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-          QString::fromUtf8(p.readAllStandardError())};
-}
 
 QString model() { return QString::fromStdString((fixtures::dataDir() / "tiny-chat-random").string()); }
 
@@ -46,7 +30,7 @@ class TestConversationCli : public QObject {
   // run == chat-format | tokenize | generate --greedy | detokenize (minus the eos id).
   void runEqualsComposedCommands() {
     const QString prompt = "What is the capital of France?";
-    const Run answer = runCli({"run", "--model", model(), "--prompt", prompt, "--no-think",
+    const CliRun answer = runCli({"run", "--model", model(), "--prompt", prompt, "--no-think",
                                "--temperature", "0", "--max-new", "12"});
     QVERIFY2(answer.exitCode == 0, qPrintable(answer.err));
 
@@ -56,14 +40,14 @@ class TestConversationCli : public QObject {
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write(R"([{"role": "user", "content": "What is the capital of France?"}])");
     f.close();
-    const Run rendered = runCli({"chat-format", "--messages", messages, "--add-generation-prompt",
+    const CliRun rendered = runCli({"chat-format", "--messages", messages, "--add-generation-prompt",
                                  "--enable-thinking", "0"});
     QVERIFY2(rendered.exitCode == 0, qPrintable(rendered.err));
-    const Run tokens = runCli({"tokenize", "--tokenizer", model() + "/tokenizer.json", "--text",
+    const CliRun tokens = runCli({"tokenize", "--tokenizer", model() + "/tokenizer.json", "--text",
                                QString::fromUtf8(rendered.out)});
     QVERIFY2(tokens.exitCode == 0, qPrintable(tokens.err));
     const QString promptIds = idsAfter(tokens.out).replace(' ', ',');
-    const Run generated = runCli({"generate", "--model", model(), "--tokens", promptIds, "--max-new",
+    const CliRun generated = runCli({"generate", "--model", model(), "--tokens", promptIds, "--max-new",
                                   "12", "--greedy"});
     QVERIFY2(generated.exitCode == 0, qPrintable(generated.err));
     QStringList ids = idsAfter(generated.out).split(' ');
@@ -71,7 +55,7 @@ class TestConversationCli : public QObject {
     if (QStringList{"2983", "2987", "2989"}.contains(ids.last())) ids.removeLast();  // eos: not text
     QByteArray expected;
     if (!ids.isEmpty()) {
-      const Run text = runCli({"detokenize", "--tokenizer", model() + "/tokenizer.json", "--ids", ids.join(',')});
+      const CliRun text = runCli({"detokenize", "--tokenizer", model() + "/tokenizer.json", "--ids", ids.join(',')});
       QVERIFY2(text.exitCode == 0, qPrintable(text.err));
       expected = text.out;
     }
@@ -84,19 +68,19 @@ class TestConversationCli : public QObject {
   void seededSamplingRepeats() {
     const QStringList args = {"run", "--model", model(), "--prompt", "Tell me a story",
                               "--temperature", "1.0", "--seed", "7", "--max-new", "16"};
-    const Run a = runCli(args);
-    const Run b = runCli(args);
+    const CliRun a = runCli(args);
+    const CliRun b = runCli(args);
     QVERIFY2(a.exitCode == 0, qPrintable(a.err));
     QCOMPARE(a.out, b.out);
     QStringList other = args;
     other[other.indexOf("7")] = "8";
-    const Run c = runCli(other);
+    const CliRun c = runCli(other);
     // Thinking goes to stderr: compare everything the model said.
     QVERIFY(a.out + a.err.section('[', 0, 0).toUtf8() != c.out + c.err.section('[', 0, 0).toUtf8());
   }
 
   void secondChatTurnReusesTheCache() {
-    const Run r = runCli({"chat", "--model", model(), "--no-think", "--temperature", "0", "--max-new", "6"},
+    const CliRun r = runCli({"chat", "--model", model(), "--no-think", "--temperature", "0", "--max-new", "6"},
                          "Hello there\nAnd again\n");
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const auto matches = QRegularExpression(R"(prompt (\d+) tokens \((\d+) reused\))").globalMatch(r.err);
@@ -117,7 +101,7 @@ class TestConversationCli : public QObject {
   // anything else does not.
   void evalTasksScoresExactMatches() {
     const QString question = "What is two plus two?";
-    const Run answer = runCli({"run", "--model", model(), "--prompt", question, "--temperature", "0",
+    const CliRun answer = runCli({"run", "--model", model(), "--prompt", question, "--temperature", "0",
                                "--max-new", "24"});
     QVERIFY2(answer.exitCode == 0, qPrintable(answer.err));
     const QString greedy = QString::fromUtf8(answer.out).trimmed();
@@ -137,7 +121,7 @@ class TestConversationCli : public QObject {
     row("other", "Name a colour.", "a colour the random model will not produce");
     f.close();
 
-    const Run r = runCli({"eval-tasks", "--model", model(), "--tasks", tasks, "--max-new", "24", "--json"});
+    const CliRun r = runCli({"eval-tasks", "--model", model(), "--tasks", tasks, "--max-new", "24", "--json"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const QByteArray last = r.out.trimmed().split('\n').last();
     const QJsonObject summary = QJsonDocument::fromJson(last).object();
@@ -147,7 +131,7 @@ class TestConversationCli : public QObject {
   }
 
   void modelWithoutTokenizerIsAClearError() {
-    const Run r = runCli({"run", "--model", QString::fromStdString((fixtures::dataDir() / "tiny-dsa").string()),
+    const CliRun r = runCli({"run", "--model", QString::fromStdString((fixtures::dataDir() / "tiny-dsa").string()),
                           "--prompt", "hi"});
     QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("no tokenizer.json"), qPrintable(r.err));

@@ -1,28 +1,14 @@
 // strata-cli tokenize / detokenize / bench tokenizer, driven as a script would: exact stdout
 // bytes, exit codes and error messages. Expected ids come from tools/tokenizer/bpe_reference.py.
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "cli_runner.h"
 #include "fixtures.h"
 
 using Json = nlohmann::json;
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QByteArray out;
-  QString err;
-};
-
-Run runCli(const QStringList& args) {
-  QProcess p;
-  p.start(STRATA_CLI_PATH, args);
-  p.waitForFinished(120000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-          QString::fromUtf8(p.readAllStandardError())};
-}
 
 QString fixture(const char* name) {
   return QString::fromStdString((fixtures::dataDir() / "tokenizer" / name).string());
@@ -86,7 +72,7 @@ class TestTokenizerCli : public QObject {
   }
   void tokenizeTextPrintsTheReferenceIds() {
     QFETCH(QString, text);
-    const Run r =
+    const CliRun r =
         runCli({"tokenize", "--tokenizer", fixture("glm_tokenizer.json"), "--text", text});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QCOMPARE(r.out, idsLine(referenceIds(text.toStdString())));
@@ -98,7 +84,7 @@ class TestTokenizerCli : public QObject {
                                    "line one\nline two\n\nline four\r\nwindows line\r\n", ""}) {
       const QString file = writeFile(dir, "text.txt", QByteArray::fromStdString(text));
       QVERIFY(!file.isEmpty());
-      const Run r =
+      const CliRun r =
           runCli({"tokenize", "--tokenizer", fixture("glm_tokenizer.json"), "--text-file", file});
       QVERIFY2(r.exitCode == 0, qPrintable(r.err));
       QCOMPARE(r.out, idsLine(referenceIds(text)));
@@ -115,7 +101,7 @@ class TestTokenizerCli : public QObject {
   void jsonlPrintsOneArrayPerLine() {
     QFETCH(QString, tokenizer);
     QFETCH(QString, ids);
-    const Run r = runCli({"tokenize", "--tokenizer", tokenizer, "--jsonl", fixture("texts.jsonl")});
+    const CliRun r = runCli({"tokenize", "--tokenizer", tokenizer, "--jsonl", fixture("texts.jsonl")});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const QList<QByteArray> lines = r.out.split('\n');
     const std::vector<Json> expected = readJsonLines(ids);
@@ -137,14 +123,14 @@ class TestTokenizerCli : public QObject {
   }
   void detokenizePrintsTheExactText() {
     QFETCH(QByteArray, text);
-    const Run r = runCli({"detokenize", "--tokenizer", fixture("glm_tokenizer.json"), "--ids",
+    const CliRun r = runCli({"detokenize", "--tokenizer", fixture("glm_tokenizer.json"), "--ids",
                           joinIds(referenceIds(text.toStdString()))});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QCOMPARE(r.out, text);
   }
 
   void benchTokenizerPrintsJson() {
-    const Run r = runCli({"bench", "tokenizer", "--tokenizer", fixture("glm_tokenizer.json"),
+    const CliRun r = runCli({"bench", "tokenizer", "--tokenizer", fixture("glm_tokenizer.json"),
                           "--text-file", fixture("texts.jsonl"), "--repeats", "1", "--json"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const Json result = Json::parse(r.out.toStdString());
@@ -188,7 +174,7 @@ class TestTokenizerCli : public QObject {
     QFETCH(QStringList, args);
     QFETCH(int, exitCode);
     QFETCH(QString, message);
-    const Run r = runCli(args);
+    const CliRun r = runCli(args);
     QCOMPARE(r.exitCode, exitCode);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
     QVERIFY(r.out.isEmpty());
@@ -197,7 +183,7 @@ class TestTokenizerCli : public QObject {
   void badJsonLinesNameTheLine() {
     QTemporaryDir dir;
     const QString notJson = writeFile(dir, "a.jsonl", "\"fine\"\nnot json\n");
-    Run r = runCli({"tokenize", "--tokenizer", fixture("glm_tokenizer.json"), "--jsonl", notJson});
+    CliRun r = runCli({"tokenize", "--tokenizer", fixture("glm_tokenizer.json"), "--jsonl", notJson});
     QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("a.jsonl line 2: not a JSON string"), qPrintable(r.err));
     const QString number = writeFile(dir, "b.jsonl", "42\n");
