@@ -109,9 +109,25 @@ class TestKernels : public QObject {
     const auto a = quant::quantizeActivations(x.data(), 1, 128, 128, IntFormat::Int8);
     QCOMPARE(int{a.codes[3]}, -127);
     for (int8_t c : a.codes) QVERIFY(c >= -127);
-    int32_t sum = 0;
-    for (int c = 0; c < 32; ++c) sum += a.codes[c];
-    QCOMPARE(a.sums[0], sum);
+  }
+
+  // The int4 arrangement and its offsets, from the layout definition: weight byte t of a
+  // chunk holds column 32*(t/16) + t%16 (low nibble) and that column + 16 (high nibble).
+  void int4ActivationArrangement() {
+    const auto x = randomValues(256, 5, 2.0f);
+    const auto natural = quant::quantizeActivations(x.data(), 1, 256, 256, IntFormat::Int8);
+    const auto arranged = quant::quantizeActivations(x.data(), 1, 256, 256, IntFormat::Int4);
+    for (int chunk = 0; chunk < 2; ++chunk)
+      for (int j = 0; j < 16; ++j) {
+        int32_t sum = 0;
+        for (int t = 4 * j; t < 4 * j + 4; ++t) {
+          const int low = chunk * 128 + 32 * (t / 16) + t % 16;
+          QCOMPARE(arranged.codes[chunk * 128 + t], natural.codes[low]);
+          QCOMPARE(arranged.codes[chunk * 128 + 64 + t], natural.codes[low + 16]);
+          sum += natural.codes[low] + natural.codes[low + 16];
+        }
+        QCOMPARE(arranged.int4Offsets[chunk * 16 + j], 8 * sum);
+      }
   }
 
   // The scalar reference equals the arithmetic of int_dot.h, written out from the codes.
@@ -131,15 +147,38 @@ class TestKernels : public QObject {
     const int64_t blocks = m.paddedCols / 32;
     for (int i = 0; i < 2; ++i)
       for (int r = 0; r < rows; ++r) {
-        float lanes[4] = {0, 0, 0, 0};
-        for (int64_t b = 0; b < blocks; ++b) {
-          int32_t isum = 0;
-          for (int64_t c = b * 32; c < b * 32 + 32; ++c)
-            isum += quant::quantCode(m, r, c) * natural.codes[i * m.paddedCols + c];
-          const float scale = m.scales[r * m.groupsPerRow() + b * 32 / m.groupSize] * natural.scales[i * blocks + b];
-          lanes[b % 4] += scale * static_cast<float>(isum);
+        auto code = [&](int64_t c) { return quant::quantCode(m, r, c) * natural.codes[i * m.paddedCols + c]; };
+        auto scaleOf = [&](int64_t b) {
+          return m.scales[r * m.groupsPerRow() + b * 32 / m.groupSize] * natural.scales[i * blocks + b];
+        };
+        float expected = 0.0f;
+        if (f == IntFormat::Int8) {
+          float lanes[4] = {0, 0, 0, 0};
+          for (int64_t b = 0; b < blocks; ++b) {
+            int32_t isum = 0;
+            for (int64_t c = b * 32; c < b * 32 + 32; ++c) isum += code(c);
+            lanes[b % 4] += scaleOf(b) * static_cast<float>(isum);
+          }
+          expected = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+        } else {
+          // 16 lanes per 128-column chunk; lane j sums weight bytes 4j..4j+3, whose low
+          // nibbles hold columns 32*(t/16) + t%16 and high nibbles those + 16.
+          float lanes[16] = {};
+          for (int64_t chunk = 0; chunk < m.paddedCols / 128; ++chunk)
+            for (int j = 0; j < 16; ++j) {
+              int32_t p = 0;
+              for (int t = 4 * j; t < 4 * j + 4; ++t) {
+                const int64_t low = chunk * 128 + 32 * (t / 16) + t % 16;
+                p += code(low) + code(low + 16);
+              }
+              lanes[j] += scaleOf(chunk * 4 + j / 4) * static_cast<float>(p);
+            }
+          float l8[8], l4[4];
+          for (int k = 0; k < 8; ++k) l8[k] = lanes[k] + lanes[k + 8];
+          for (int k = 0; k < 4; ++k) l4[k] = l8[k] + l8[k + 4];
+          expected = (l4[0] + l4[2]) + (l4[1] + l4[3]);
         }
-        QCOMPARE(y[i * rows + r], (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]));
+        QCOMPARE(y[i * rows + r], expected);
       }
   }
 

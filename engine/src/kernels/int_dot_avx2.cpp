@@ -36,30 +36,33 @@ float dotInt8Avx2(const IntRowArgs& a) {
 float dotInt4Avx2(const IntRowArgs& a) {
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i lowMask = _mm256_set1_epi8(0x0F);
-  __m128 lanes = _mm_setzero_ps();
+  __m256 lanes[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};  // lanes 0-7, 8-15
+  const __m256i spread[2] = {_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1),
+                             _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3)};
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
     const uint8_t* w = a.weights + chunk * 64;
     const int8_t* x = a.codes + chunk * 128;
-    __m256i pair[2];  // blocks 0-1, then 2-3: lanes 0-3 the first block, 4-7 the second
-    for (int half = 0; half < 2; ++half) {
+    const __m128 blockScales = _mm_mul_ps(weightScales4(a.weightScales, a.groupShift, chunk * 4),
+                                          _mm_loadu_ps(a.actScales + chunk * 4));
+    for (int half = 0; half < 2; ++half) {  // weight bytes 32*half.., lanes 8*half..
       const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + half * 32));
       const __m256i lo = _mm256_and_si256(bytes, lowMask);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), lowMask);
       const __m256i xlo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + half * 32));
       const __m256i xhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 + half * 32));
-      const __m256i products =
-          _mm256_add_epi16(_mm256_maddubs_epi16(lo, xlo), _mm256_maddubs_epi16(hi, xhi));
-      pair[half] = _mm256_madd_epi16(products, ones);
+      const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(lo, xlo), _mm256_maddubs_epi16(hi, xhi));
+      const __m256i p = _mm256_sub_epi32(
+          _mm256_madd_epi16(pairs, ones),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.int4Offsets + chunk * 16 + half * 8)));
+      const __m256 scale = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(blockScales), spread[half]);
+      lanes[half] = _mm256_add_ps(lanes[half], _mm256_mul_ps(scale, _mm256_cvtepi32_ps(p)));
     }
-    // hadd(hadd(p0, p1), same) leaves block sums in lanes 0 (b0), 1 (b2), 4 (b1), 5 (b3).
-    __m256i h = _mm256_hadd_epi32(pair[0], pair[1]);
-    h = _mm256_hadd_epi32(h, h);
-    h = _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0));
-    const __m128i correction = _mm_slli_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.actSums + chunk * 4)), 3);
-    lanes = accumulate4(lanes, _mm_sub_epi32(_mm256_castsi256_si128(h), correction), a, chunk * 4);
   }
-  return finish(lanes);
+  const __m256 l8 = _mm256_add_ps(lanes[0], lanes[1]);
+  const __m128 l4 = _mm_add_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1));
+  alignas(16) float l[4];
+  _mm_store_ps(l, l4);
+  return (l[0] + l[2]) + (l[1] + l[3]);
 }
 
 }  // namespace strata::kernels

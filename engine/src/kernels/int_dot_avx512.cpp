@@ -42,24 +42,27 @@ float dotInt8Avx512Vnni(const IntRowArgs& a) {
 }
 
 float dotInt4Avx512Vnni(const IntRowArgs& a) {
-  __m128 lanes = _mm_setzero_ps();
+  __m512 lanes = _mm512_setzero_ps();
   const __m512i lowMask = _mm512_set1_epi8(0x0F);
-  const __m512i gather = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  // Spreads four per-block scales over the four lanes of each block.
+  const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
     const __m512i bytes = _mm512_loadu_si512(a.weights + chunk * 64);
     const __m512i lo = _mm512_and_si512(bytes, lowMask);
     const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), lowMask);
-    const __m512i xlo = _mm512_loadu_si512(a.codes + chunk * 128);
-    const __m512i xhi = _mm512_loadu_si512(a.codes + chunk * 128 + 64);
-    // 128-bit lane k holds block k: its first 16 columns (lo) and last 16 (hi).
-    __m512i acc = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo);
-    acc = sumWithinLanes(_mm512_dpbusd_epi32(acc, hi, xhi));
-    const __m128i raw = _mm512_castsi512_si128(_mm512_permutexvar_epi32(gather, acc));
-    const __m128i correction = _mm_slli_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.actSums + chunk * 4)), 3);
-    lanes = accumulate4(lanes, _mm_sub_epi32(raw, correction), a, chunk * 4);
+    __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(a.codes + chunk * 128));
+    p = _mm512_dpbusd_epi32(p, hi, _mm512_loadu_si512(a.codes + chunk * 128 + 64));
+    p = _mm512_sub_epi32(p, _mm512_loadu_si512(a.int4Offsets + chunk * 16));
+    const __m128 blockScales = _mm_mul_ps(weightScales4(a.weightScales, a.groupShift, chunk * 4),
+                                          _mm_loadu_ps(a.actScales + chunk * 4));
+    const __m512 scale = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(blockScales));
+    lanes = _mm512_add_ps(lanes, _mm512_mul_ps(scale, _mm512_cvtepi32_ps(p)));
   }
-  return finish(lanes);
+  const __m256 l8 = _mm256_add_ps(_mm512_castps512_ps256(lanes), _mm512_castps512_ps256(_mm512_shuffle_f32x4(lanes, lanes, _MM_SHUFFLE(3, 2, 3, 2))));
+  const __m128 l4 = _mm_add_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1));
+  alignas(16) float l[4];
+  _mm_store_ps(l, l4);
+  return (l[0] + l[2]) + (l[1] + l[3]);
 }
 
 }  // namespace strata::kernels

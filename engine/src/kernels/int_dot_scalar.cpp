@@ -24,19 +24,25 @@ float dotInt8Scalar(const IntRowArgs& a) {
 }
 
 float dotInt4Scalar(const IntRowArgs& a) {
-  float lanes[4] = {0, 0, 0, 0};
-  for (int64_t b = 0; b < a.paddedCols / 32; ++b) {
-    const uint8_t* w = a.weights + b * 16;
-    // This block's codes in the int4 activation arrangement (quant::int4ActivationSlot).
-    const int8_t* chunk = a.codes + (b / 4) * 128;
-    const int8_t* first = chunk + (b % 4) * 16;
-    const int8_t* second = chunk + 64 + (b % 4) * 16;
-    int32_t isum = 0;
-    for (int j = 0; j < 16; ++j)
-      isum += ((w[j] & 0x0F) - 8) * first[j] + ((w[j] >> 4) - 8) * second[j];
-    accumulate(lanes, a, b, isum);
+  float lanes[16] = {};
+  for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
+    const uint8_t* w = a.weights + chunk * 64;
+    const int8_t* low = a.codes + chunk * 128;  // codes meeting the low nibbles
+    const int8_t* high = low + 64;               // ... and the high nibbles
+    for (int j = 0; j < 16; ++j) {
+      int32_t p = 0;
+      for (int t = 4 * j; t < 4 * j + 4; ++t) p += (w[t] & 0x0F) * low[t] + (w[t] >> 4) * high[t];
+      p -= a.int4Offsets[chunk * 16 + j];
+      const int64_t b = chunk * 4 + j / 4;
+      const float scale = a.weightScales[b >> a.groupShift] * a.actScales[b];
+      lanes[j] += scale * static_cast<float>(p);
+    }
   }
-  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+  float l8[8], l4[4], l2[2];
+  for (int i = 0; i < 8; ++i) l8[i] = lanes[i] + lanes[i + 8];
+  for (int i = 0; i < 4; ++i) l4[i] = l8[i] + l8[i + 4];
+  for (int i = 0; i < 2; ++i) l2[i] = l4[i] + l4[i + 2];
+  return l2[0] + l2[1];
 }
 
 }  // namespace strata::kernels

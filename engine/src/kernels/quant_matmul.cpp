@@ -34,7 +34,7 @@ void matmulInteger(const quant::QuantizedMatrix& w, const float* x, int64_t n, f
     for (int64_t i = 0; i < n; ++i) {
       args.codes = a.codes.data() + i * w.paddedCols;
       args.actScales = a.scales.data() + i * blocks;
-      args.actSums = a.sums.data() + i * blocks;
+      if (!a.int4Offsets.empty()) args.int4Offsets = a.int4Offsets.data() + i * w.paddedCols / 8;
       y[i * w.rows + r] = rowDot(args);
     }
   }

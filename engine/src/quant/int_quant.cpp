@@ -9,8 +9,6 @@
 namespace strata::quant {
 namespace {
 
-int64_t roundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
-
 int qmaxOf(IntFormat format) { return format == IntFormat::Int8 ? 127 : 7; }
 
 // Symmetric code of v with the given scale; 0 scale means an all-zero group.
@@ -33,7 +31,7 @@ QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols,
   m.format = format;
   m.rows = rows;
   m.cols = cols;
-  m.paddedCols = roundUp(cols, std::max(kChunk, groupSize));
+  m.paddedCols = quantizedPaddedCols(cols, groupSize);
   m.groupSize = groupSize == 0 ? m.paddedCols : groupSize;
   m.data.assign(static_cast<size_t>(rows * m.rowBytes()), 0);
   m.scales.assign(static_cast<size_t>(rows * m.groupsPerRow()), 0.0f);
@@ -111,7 +109,6 @@ QuantizedActivations quantizeActivations(const float* x, int64_t rows, int64_t c
   const int64_t blocks = paddedCols / kBlock;
   a.codes.assign(static_cast<size_t>(rows * paddedCols), 0);
   a.scales.assign(static_cast<size_t>(rows * blocks), 0.0f);
-  a.sums.assign(static_cast<size_t>(rows * blocks), 0);
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;
     int8_t* codes = a.codes.data() + r * paddedCols;
@@ -121,17 +118,27 @@ QuantizedActivations quantizeActivations(const float* x, int64_t rows, int64_t c
       float amax = 0.0f;
       for (int64_t c = begin; c < end; ++c) amax = std::max(amax, std::fabs(xr[c]));
       const float scale = amax / 127.0f;
-      int32_t sum = 0;
       for (int64_t c = begin; c < end; ++c) {
         const int q = encode(xr[c], scale, 127);
-        sum += q;
         const int64_t slot =
             order == IntFormat::Int8 ? c : (c / kChunk) * kChunk + int4ActivationSlot(c % kChunk);
         codes[slot] = static_cast<int8_t>(q);
       }
       a.scales[static_cast<size_t>(r * blocks + b)] = scale;
-      a.sums[static_cast<size_t>(r * blocks + b)] = sum;
     }
+  }
+  if (order == IntFormat::Int4) {
+    a.int4Offsets.assign(static_cast<size_t>(rows * paddedCols / 8), 0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t chunk = 0; chunk < paddedCols / kChunk; ++chunk) {
+        const int8_t* codes = a.codes.data() + r * paddedCols + chunk * kChunk;
+        int32_t* offsets = a.int4Offsets.data() + (r * paddedCols + chunk * kChunk) / 8;
+        for (int j = 0; j < 16; ++j) {
+          int32_t sum = 0;
+          for (int t = 0; t < 4; ++t) sum += codes[4 * j + t] + codes[64 + 4 * j + t];
+          offsets[j] = 8 * sum;
+        }
+      }
   }
   return a;
 }

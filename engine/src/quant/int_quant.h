@@ -37,6 +37,13 @@ struct QuantizedMatrix {
   }
 };
 
+// Row width after padding for `cols` columns and a group size (0: per row): a multiple of
+// both kChunk and the group size. Containers plan their layout with it before quantizing.
+inline int64_t quantizedPaddedCols(int64_t cols, int64_t groupSize) {
+  const int64_t unit = groupSize > kChunk ? groupSize : kChunk;
+  return (cols + unit - 1) / unit * unit;
+}
+
 // groupSize 0 means one scale per row; otherwise a power of two >= 32 (32, 64, 128, ...).
 QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols, IntFormat format,
                                int64_t groupSize);
@@ -54,7 +61,11 @@ struct QuantizedActivations {
   int64_t paddedCols = 0;
   std::vector<int8_t> codes;   // rows * paddedCols
   std::vector<float> scales;   // rows * paddedCols / 32
-  std::vector<int32_t> sums;   // rows * paddedCols / 32: sum of the block's codes
+  // Int4 order only: rows * paddedCols / 8. Entry j of a 128-column chunk is 8 times the sum
+  // of the codes in slots 4j..4j+3 and 64+4j..64+4j+3 - the codes that meet the low and high
+  // nibbles of weight bytes 4j..4j+3 - so a kernel removes the +8 offset of int4 codes with
+  // one subtraction per partial sum.
+  std::vector<int32_t> int4Offsets;
 };
 
 // Int8 weights read activation codes in natural column order. Int4 weights read each
