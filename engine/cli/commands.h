@@ -38,4 +38,10 @@ int runTokenize(const Args& args);
 int runDetokenize(const Args& args);
 int runBenchTokenizer(const Args& args);
 
+// convert_commands.cpp
+int runConvert(const Args& args);
+
+// inspect_commands.cpp
+int runInspect(const Args& args);
+
 }  // namespace strata::cli

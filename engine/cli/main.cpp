@@ -62,6 +62,17 @@ const std::vector<Command>& commands() {
       {"bench tokenizer", {"json"}, strata::cli::runBenchTokenizer,
        R"(bench tokenizer --tokenizer FILE --text-file FILE [--repeats N] [--json]
             Encode speed of a text (cold and warm word cache) and decode speed; medians.)"},
+      {"convert", {"delete-input"}, strata::cli::runConvert,
+       R"(convert   --in HF_DIR --out DIR [--policy NAME] [--threads N] [--delete-input]
+            [--chunk-mb N]
+            Converts a Hugging Face checkpoint (FP8 e4m3 with block scales, BF16, F16, F32) into
+            a Strata container. NAME: default (routed experts int4 group 32, the rest int8),
+            int8, int4-g32, int4-g64, int4-g128, int4-row. Resumable: rerun the same command
+            after an interruption. --delete-input removes each source shard once converted.)"},
+      {"inspect", {}, strata::cli::runInspect,
+       R"(inspect   DIR [--context TOKENS]
+            One screen about a model folder (Hugging Face or Strata container) and whether it
+            fits this machine (resident weights + KV cache for TOKENS, default 8192, vs RAM).)"},
   };
   return table;
 }

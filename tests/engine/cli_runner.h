@@ -17,7 +17,7 @@ inline CliRun runCli(const QStringList& args, const QByteArray& input = {}) {
   p.start(STRATA_CLI_PATH, args);
   if (!input.isEmpty()) p.write(input);
   p.closeWriteChannel();
-  p.waitForFinished(120000);
+  p.waitForFinished(300000);  // 5 minutes: conversions on a busy machine
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
           QString::fromUtf8(p.readAllStandardError())};
 }

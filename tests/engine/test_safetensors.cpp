@@ -304,7 +304,7 @@ class TestSafetensors : public QObject {
     row("dtype type", one(R"({"dtype": 5, "shape": [2], "data_offsets": [0, 8]})"),
         {"tensor 'w': \"dtype\" must be a string, got 5"});
     row("I64", one(R"({"dtype": "I64", "shape": [2], "data_offsets": [0, 16]})"),
-        {"tensor 'w': dtype I64 is not supported; expected F32, BF16, F16 or F8_E4M3"});
+        {"tensor 'w': dtype I64 is not supported; expected F32, BF16, F16, F8_E4M3, I8 or U8"});
     row("F8_E5M2", one(R"({"dtype": "F8_E5M2", "shape": [2], "data_offsets": [0, 2]})"),
         {"tensor 'w': dtype F8_E5M2 is not supported"});
     row("shape type", one(R"({"dtype": "F32", "shape": 2, "data_offsets": [0, 8]})"),

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <unordered_set>
 #include <utility>
+#include <xxhash.h>
 
 #include "quant/convert.h"
 #include "strata/error.h"
@@ -38,6 +39,10 @@ std::string_view dtypeName(DType dtype) {
       return "F16";
     case DType::F8_E4M3:
       return "F8_E4M3";
+    case DType::I8:
+      return "I8";
+    case DType::U8:
+      return "U8";
   }
   return "?";
 }
@@ -51,6 +56,8 @@ size_t dtypeSize(DType dtype) {
     case DType::F16:
       return 2;
     case DType::F8_E4M3:
+    case DType::I8:
+    case DType::U8:
       return 1;
   }
   return 0;
@@ -114,7 +121,10 @@ DType parseDType(const json& value, const std::string& where) {
   if (name == "BF16") return DType::BF16;
   if (name == "F16") return DType::F16;
   if (name == "F8_E4M3") return DType::F8_E4M3;
-  throw Error(where + ": dtype " + name + " is not supported; expected F32, BF16, F16 or F8_E4M3");
+  if (name == "I8") return DType::I8;
+  if (name == "U8") return DType::U8;
+  throw Error(where + ": dtype " + name +
+              " is not supported; expected F32, BF16, F16, F8_E4M3, I8 or U8");
 }
 
 std::vector<int64_t> parseShape(const json& value, const std::string& where) {
@@ -174,8 +184,14 @@ void checkMetadata(const json& metadata, const std::string& file) {
   }
 }
 
+struct ParsedHeader {
+  std::vector<TensorInfo> tensors;
+  std::map<std::string, std::string> metadata;
+  uint64_t checksum = 0;
+};
+
 // Parses and validates one file's header against its size. Offsets in the result are absolute.
-std::vector<TensorInfo> readHeader(int fd, const fs::path& path, uint64_t fileSize, int fileIndex) {
+ParsedHeader readHeader(int fd, const fs::path& path, uint64_t fileSize, int fileIndex) {
   const std::string file = path.string();
   if (fileSize < 8) {
     throw Error(file + ": file is " + std::to_string(fileSize) +
@@ -215,10 +231,13 @@ std::vector<TensorInfo> readHeader(int fd, const fs::path& path, uint64_t fileSi
   if (!header.is_object()) throw Error(file + ": header is not a JSON object");
 
   const uint64_t dataStart = 8 + headerLength;
-  std::vector<TensorInfo> tensors;
+  ParsedHeader parsed;
+  parsed.checksum = XXH3_64bits(text.data(), text.size());
+  std::vector<TensorInfo>& tensors = parsed.tensors;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       checkMetadata(entry, file);
+      for (const auto& [key, value] : entry.items()) parsed.metadata[key] = value.get<std::string>();
       continue;
     }
     const std::string where = file + ": tensor " + inQuotes(name);
@@ -264,7 +283,7 @@ std::vector<TensorInfo> readHeader(int fd, const fs::path& path, uint64_t fileSi
                   " overlap in the data section");
     }
   }
-  return tensors;
+  return parsed;
 }
 
 std::string readTextFile(const fs::path& path) {
@@ -300,6 +319,7 @@ TensorStore::TensorStore(TensorStore&& other) noexcept
     : source_(std::move(other.source_)),
       paths_(std::move(other.paths_)),
       fds_(std::exchange(other.fds_, {})),
+      headers_(std::move(other.headers_)),
       tensors_(std::move(other.tensors_)) {}
 
 TensorStore& TensorStore::operator=(TensorStore&& other) noexcept {
@@ -308,6 +328,7 @@ TensorStore& TensorStore::operator=(TensorStore&& other) noexcept {
     source_ = std::move(other.source_);
     paths_ = std::move(other.paths_);
     fds_ = std::exchange(other.fds_, {});
+    headers_ = std::move(other.headers_);
     tensors_ = std::move(other.tensors_);
   }
   return *this;
@@ -330,7 +351,10 @@ int TensorStore::addFile(const fs::path& path) {
   if (!S_ISREG(st.st_mode)) throw Error(path.string() + ": not a regular file");
 
   const int fileIndex = static_cast<int>(paths_.size()) - 1;
-  for (auto& tensor : readHeader(fd, path, static_cast<uint64_t>(st.st_size), fileIndex)) {
+  ParsedHeader parsed = readHeader(fd, path, static_cast<uint64_t>(st.st_size), fileIndex);
+  headers_.push_back(
+      {std::move(parsed.metadata), parsed.checksum, static_cast<uint64_t>(st.st_size)});
+  for (auto& tensor : parsed.tensors) {
     auto [it, inserted] = tensors_.try_emplace(tensor.name, std::move(tensor));
     if (!inserted) {
       throw Error(path.string() + ": tensor " + inQuotes(it->first) + " is also in " +
@@ -429,6 +453,29 @@ std::vector<std::byte> TensorStore::readRaw(const TensorInfo& tensor) const {
   return bytes;
 }
 
+void TensorStore::readRawRange(const TensorInfo& tensor, uint64_t begin,
+                               std::span<std::byte> out) const {
+  if (begin > tensor.nbytes || out.size() > tensor.nbytes - begin) {
+    throw Error(paths_.at(tensor.fileIndex).string() + ": tensor " + inQuotes(tensor.name) +
+                ": bytes [" + std::to_string(begin) + ", " + std::to_string(begin + out.size()) +
+                ") are outside its " + std::to_string(tensor.nbytes) + " bytes");
+  }
+  preadAll(fds_.at(tensor.fileIndex), out.data(), out.size(), tensor.offset + begin,
+           paths_.at(tensor.fileIndex), "tensor " + inQuotes(tensor.name));
+}
+
+const std::map<std::string, std::string>& TensorStore::metadata(int fileIndex) const {
+  return headers_.at(static_cast<size_t>(fileIndex)).metadata;
+}
+
+uint64_t TensorStore::headerChecksum(int fileIndex) const {
+  return headers_.at(static_cast<size_t>(fileIndex)).checksum;
+}
+
+uint64_t TensorStore::fileBytes(int fileIndex) const {
+  return headers_.at(static_cast<size_t>(fileIndex)).fileBytes;
+}
+
 std::vector<float> TensorStore::readF32(std::string_view name,
                                         std::span<const int64_t> expectedShape,
                                         Fp8BlockSize block) const {
@@ -485,6 +532,10 @@ std::vector<float> TensorStore::readF32(std::string_view name,
                              scales.data(), block.rows, block.cols, out.data());
       break;
     }
+    case DType::I8:
+    case DType::U8:
+      throw Error(where + " is " + std::string(dtypeName(tensor.dtype)) +
+                  ", not a floating-point weight (quantized codes are read through a container)");
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,9 +15,10 @@
 
 namespace strata::io {
 
-enum class DType { F32, BF16, F16, F8_E4M3 };
+// I8 and U8 hold the codes of quantized containers (io/container.h); readF32 rejects them.
+enum class DType { F32, BF16, F16, F8_E4M3, I8, U8 };
 
-std::string_view dtypeName(DType dtype);  // "F32", "BF16", "F16", "F8_E4M3" as in safetensors
+std::string_view dtypeName(DType dtype);  // "F32", "BF16", "F16", "F8_E4M3", "I8", "U8"
 size_t dtypeSize(DType dtype);
 
 struct TensorInfo {
@@ -54,6 +56,16 @@ class TensorStore {
 
   // Raw bytes of a tensor, read with pread. Throws Error on a short read.
   std::vector<std::byte> readRaw(const TensorInfo& tensor) const;
+  // Bytes [begin, begin + out.size()) of a tensor's data; the range must lie inside it.
+  void readRawRange(const TensorInfo& tensor, uint64_t begin, std::span<std::byte> out) const;
+
+  // The header's "__metadata__" strings of one file (empty if it has none).
+  const std::map<std::string, std::string>& metadata(int fileIndex) const;
+  // XXH3-64 of one file's header (the JSON text, padding included): identifies the file's
+  // layout without keeping the header in memory.
+  uint64_t headerChecksum(int fileIndex) const;
+  // Size in bytes of one file as opened.
+  uint64_t fileBytes(int fileIndex) const;
 
   // Reads a weight as f32, checking its shape equals `expectedShape` (error names file,
   // tensor, expected and actual shape). F32/BF16/F16 convert exactly. F8_E4M3 requires the
@@ -75,6 +87,12 @@ class TensorStore {
   std::filesystem::path source_;  // the directory or file opened, for "tensor is missing"
   std::vector<std::filesystem::path> paths_;
   std::vector<int> fds_;
+  struct FileHeader {
+    std::map<std::string, std::string> metadata;
+    uint64_t checksum = 0;
+    uint64_t fileBytes = 0;
+  };
+  std::vector<FileHeader> headers_;
   std::unordered_map<std::string, TensorInfo, StringHash, std::equal_to<>> tensors_;
 };
 

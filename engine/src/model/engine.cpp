@@ -42,11 +42,12 @@ class EngineImpl final : public Engine {
   EngineImpl(const std::filesystem::path& dir, const EngineSettings& settings)
       : settings_(settings), config_(model::loadModelConfig(dir / "config.json")) {
     model::useThreads(settings.threads);
-    const io::TensorStore store = io::TensorStore::openDirectory(dir);
+    // A Hugging Face checkpoint or a Strata container (model/weight_source.h).
+    const auto source = model::openWeightSource(dir, config_);
     const auto precision = settings.precision == Precision::Native ? model::WeightPrecision::Native
                                                                    : model::WeightPrecision::F32;
-    weights_ = model::loadModelWeights(config_, store, precision);
-    experts_ = model::loadResidentExperts(config_, store, precision);
+    weights_ = model::loadModelWeights(config_, *source, precision);
+    experts_ = model::loadResidentExperts(config_, *source, precision);
     transformer_ = std::make_unique<Transformer>(config_, weights_, *experts_,
                                                  forwardOptions(settings),
                                                  kernelConfig(settings.kernelPath));

@@ -2,34 +2,24 @@
 
 #include <string>
 
-#include "io/safetensors.h"
-
 namespace strata::model {
 namespace {
 
 // Reads tensors by name with the shapes the config implies.
 class WeightLoader {
  public:
-  WeightLoader(const ModelConfig& config, const io::TensorStore& store, WeightPrecision precision)
-      : config_(config), store_(store), precision_(precision) {}
+  WeightLoader(const ModelConfig& config, const WeightSource& source, WeightPrecision precision)
+      : config_(config), source_(source), precision_(precision) {}
 
   Matrix matrix(const std::string& name, int64_t rows, int64_t cols) const {
-    const int64_t shape[] = {rows, cols};
-    std::vector<float> values = store_.readF32(name, shape, fp8Block());
-    if (precision_ == WeightPrecision::Native && store_.get(name).dtype == io::DType::BF16)
-      return Matrix::toBf16(rows, cols, values);
-    return Matrix::fromF32(rows, cols, std::move(values));
+    return source_.matrix(name, rows, cols, precision_);
   }
 
   Matrix f32Matrix(const std::string& name, int64_t rows, int64_t cols) const {
-    const int64_t shape[] = {rows, cols};
-    return Matrix::fromF32(rows, cols, store_.readF32(name, shape, fp8Block()));
+    return source_.f32Matrix(name, rows, cols);
   }
 
-  Vector vector(const std::string& name, int64_t size) const {
-    const int64_t shape[] = {size};
-    return store_.readF32(name, shape);
-  }
+  Vector vector(const std::string& name, int64_t size) const { return source_.vector(name, size); }
 
   FeedForwardWeights feedForward(const std::string& prefix, int64_t width) const {
     const int64_t hidden = config_.hiddenSize;
@@ -81,10 +71,8 @@ class WeightLoader {
   }
 
  private:
-  io::Fp8BlockSize fp8Block() const { return {config_.fp8BlockRows, config_.fp8BlockCols}; }
-
   const ModelConfig& config_;
-  const io::TensorStore& store_;
+  const WeightSource& source_;
   WeightPrecision precision_;
 };
 
@@ -124,13 +112,13 @@ int64_t bytesOf(const LayerWeights& l) {
 
 }  // namespace
 
-ModelWeights loadModelWeights(const ModelConfig& config, const io::TensorStore& store,
+ModelWeights loadModelWeights(const ModelConfig& config, const WeightSource& source,
                               WeightPrecision precision) {
-  WeightLoader load(config, store, precision);
+  WeightLoader load(config, source, precision);
   ModelWeights w;
   w.embedTokens = load.matrix("model.embed_tokens.weight", config.vocabSize, config.hiddenSize);
   w.finalNorm = load.vector("model.norm.weight", config.hiddenSize);
-  const bool tiedHead = config.tieWordEmbeddings && !store.contains("lm_head.weight");
+  const bool tiedHead = config.tieWordEmbeddings && !source.contains("lm_head.weight");
   w.lmHead = load.matrix(tiedHead ? "model.embed_tokens.weight" : "lm_head.weight",
                          config.vocabSize, config.hiddenSize);
   for (int i = 0; i < config.numHiddenLayers; ++i)
@@ -161,22 +149,22 @@ int64_t residentBytes(const ModelWeights& w) {
 }
 
 std::unique_ptr<ExpertSource> loadResidentExperts(const ModelConfig& config,
-                                                  const io::TensorStore& store,
+                                                  const WeightSource& source,
                                                   WeightPrecision precision) {
-  WeightLoader load(config, store, precision);
-  auto source = std::make_unique<ResidentExperts>();
+  WeightLoader load(config, source, precision);
+  auto resident = std::make_unique<ResidentExperts>();
   const int layerCount = config.numHiddenLayers + (config.hasMtp() ? 1 : 0);
-  source->experts.resize(static_cast<size_t>(layerCount));
+  resident->experts.resize(static_cast<size_t>(layerCount));
   for (int layer = 0; layer < layerCount; ++layer) {
     const bool isMoe = layer == config.numHiddenLayers || config.layerIsMoe[layer];
     if (!isMoe) continue;
     for (int e = 0; e < config.nRoutedExperts; ++e) {
       const std::string prefix =
           "model.layers." + std::to_string(layer) + ".mlp.experts." + std::to_string(e) + ".";
-      source->experts[layer].push_back(load.feedForward(prefix, config.moeIntermediateSize));
+      resident->experts[layer].push_back(load.feedForward(prefix, config.moeIntermediateSize));
     }
   }
-  return source;
+  return resident;
 }
 
 }  // namespace strata::model

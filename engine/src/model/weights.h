@@ -8,19 +8,12 @@
 
 #include "kernels/matrix.h"
 #include "model/config.h"
-
-namespace strata::io {
-class TensorStore;
-}
+#include "model/weight_source.h"
 
 namespace strata::model {
 
 using kernels::Matrix;
 using Vector = std::vector<float>;
-
-// How weights are held in memory. F32: everything widened (the exact path). Native: tensors
-// stored as BF16 stay 16-bit and are widened inside the kernels (same values, half the RAM).
-enum class WeightPrecision { F32, Native };
 
 struct AttentionWeights {
   Matrix qA;        // [q_lora, H]
@@ -92,12 +85,12 @@ class ExpertSource {
 int64_t residentBytes(const ModelWeights& weights);
 
 // Loads resident weights; throws strata::Error naming the tensor on any mismatch.
-ModelWeights loadModelWeights(const ModelConfig& config, const io::TensorStore& store,
+ModelWeights loadModelWeights(const ModelConfig& config, const WeightSource& source,
                               WeightPrecision precision);
 
 // Holds every routed expert in memory (small models; the tier issue streams them instead).
 std::unique_ptr<ExpertSource> loadResidentExperts(const ModelConfig& config,
-                                                  const io::TensorStore& store,
+                                                  const WeightSource& source,
                                                   WeightPrecision precision);
 
 }  // namespace strata::model

@@ -1,0 +1,107 @@
+#include "model/weight_source.h"
+
+#include "io/container.h"
+#include "io/safetensors.h"
+#include "strata/error.h"
+
+namespace strata::model {
+namespace {
+
+using kernels::Matrix;
+
+std::string shapeString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+class CheckpointSource final : public WeightSource {
+ public:
+  CheckpointSource(io::TensorStore store, io::Fp8BlockSize block)
+      : store_(std::move(store)), block_(block) {}
+
+  Matrix matrix(const std::string& name, int64_t rows, int64_t cols,
+                WeightPrecision precision) const override {
+    const int64_t shape[] = {rows, cols};
+    std::vector<float> values = store_.readF32(name, shape, block_);
+    if (precision == WeightPrecision::Native && store_.get(name).dtype == io::DType::BF16)
+      return Matrix::toBf16(rows, cols, values);
+    return Matrix::fromF32(rows, cols, std::move(values));
+  }
+
+  Matrix f32Matrix(const std::string& name, int64_t rows, int64_t cols) const override {
+    const int64_t shape[] = {rows, cols};
+    return Matrix::fromF32(rows, cols, store_.readF32(name, shape, block_));
+  }
+
+  std::vector<float> vector(const std::string& name, int64_t size) const override {
+    const int64_t shape[] = {size};
+    return store_.readF32(name, shape);
+  }
+
+  bool contains(const std::string& name) const override { return store_.contains(name); }
+
+ private:
+  io::TensorStore store_;
+  io::Fp8BlockSize block_;
+};
+
+class ContainerSource final : public WeightSource {
+ public:
+  explicit ContainerSource(io::Container container) : container_(std::move(container)) {}
+
+  Matrix matrix(const std::string& name, int64_t rows, int64_t cols,
+                WeightPrecision precision) const override {
+    const io::ContainerTensor& t = checked(name, {rows, cols});
+    switch (t.entry.format) {
+      case io::QuantFormat::Int8:
+      case io::QuantFormat::Int4:
+        return Matrix::fromQuantized(container_.readQuantized(name));
+      case io::QuantFormat::BF16:
+        if (precision == WeightPrecision::Native)
+          return Matrix::toBf16(rows, cols, container_.readF32(name));
+        break;
+      case io::QuantFormat::F32:
+        break;
+    }
+    return Matrix::fromF32(rows, cols, container_.readF32(name));
+  }
+
+  Matrix f32Matrix(const std::string& name, int64_t rows, int64_t cols) const override {
+    checked(name, {rows, cols});
+    return Matrix::fromF32(rows, cols, container_.readF32(name));
+  }
+
+  std::vector<float> vector(const std::string& name, int64_t size) const override {
+    checked(name, {size});
+    return container_.readF32(name);
+  }
+
+  bool contains(const std::string& name) const override { return container_.find(name) != nullptr; }
+
+ private:
+  const io::ContainerTensor& checked(const std::string& name,
+                                     const std::vector<int64_t>& shape) const {
+    const io::ContainerTensor& t = container_.get(name);
+    if (t.entry.shape != shape)
+      throw Error(container_.files()[static_cast<size_t>(t.fileIndex)].string() + ": tensor '" +
+                  name + "' has shape " + shapeString(t.entry.shape) + ", expected " +
+                  shapeString(shape));
+    return t;
+  }
+
+  io::Container container_;
+};
+
+}  // namespace
+
+std::unique_ptr<WeightSource> openWeightSource(const std::filesystem::path& dir,
+                                               const ModelConfig& config) {
+  if (io::Container::isContainer(dir))
+    return std::make_unique<ContainerSource>(io::Container::open(dir));
+  return std::make_unique<CheckpointSource>(
+      io::TensorStore::openDirectory(dir),
+      io::Fp8BlockSize{config.fp8BlockRows, config.fp8BlockCols});
+}
+
+}  // namespace strata::model
