@@ -11,6 +11,10 @@ Conventions the spec leaves open and that this file fixes (see README.md):
   * MTP at position p: e = embed(t[p+1]) (never zeroed), h = final-normed main hidden at p,
     the MTP decoder layer runs at RoPE position p with its own causal cache.
 
+The same code trains Strata's bundled tiny model (tools/train/train.py): inputs may carry a
+batch dimension, weights may be float32 tensors that require grad, and TrainingTaps switch on
+DeepSeek-V3.2's indexer training (README.md, "Training with the reference").
+
 File formats (safetensors, BF16, FP8 E4M3) live in tensor_formats.py.
 """
 
@@ -313,6 +317,22 @@ def select_topk(scores: torch.Tensor, k: int, log: SelectionLog | None = None,
     return order[:k]
 
 
+def stable_descending(scores: torch.Tensor):
+    """(values, indices) of scores sorted along the last dim, larger first, equal values in
+    index order: the select_topk rule, vectorized (torch.sort with stable=True)."""
+    return torch.sort(scores, dim=-1, descending=True, stable=True)
+
+
+def topk_mask(scores: torch.Tensor, visible: torch.Tensor, k: int) -> torch.Tensor:
+    """[B, S, T] boolean: for each query the min(k, visible) highest-scoring visible keys
+    (select_topk's rule). Invisible keys score -inf, so they are picked only when fewer
+    than k keys are visible, and the final AND with visible drops them."""
+    masked = scores.masked_fill(~visible, -math.inf)
+    chosen = stable_descending(masked)[1][..., :min(k, scores.shape[-1])]
+    allowed = torch.zeros_like(masked, dtype=torch.bool).scatter(-1, chosen, True)
+    return allowed & visible
+
+
 # =====================================================================================
 # Building blocks
 # =====================================================================================
@@ -361,20 +381,21 @@ def apply_interleaved_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
 
 class LayerCache:
     """What one decoder layer keeps per past token: the expanded attention keys/values
-    (HF form, spec §3.11) and, for layers with an indexer, the roped indexer key."""
+    (HF form, spec §3.11) and, for layers with an indexer, the roped indexer key.
+    Every tensor has a leading batch dimension."""
 
     def __init__(self):
-        self.keys = None  # [T, heads, qk_head_dim]
-        self.values = None  # [T, heads, v_head_dim]
-        self.index_keys = None  # [T, index_head_dim]
+        self.keys = None  # [B, T, heads, qk_head_dim]
+        self.values = None  # [B, T, heads, v_head_dim]
+        self.index_keys = None  # [B, T, index_head_dim]
 
     @property
     def length(self) -> int:
-        return 0 if self.keys is None else self.keys.shape[0]
+        return 0 if self.keys is None else self.keys.shape[1]
 
     @staticmethod
     def _append(old, new):
-        return new if old is None else torch.cat([old, new], dim=0)
+        return new if old is None else torch.cat([old, new], dim=1)
 
     def append_kv(self, keys, values):
         self.keys = self._append(self.keys, keys)
@@ -395,25 +416,77 @@ class ModelCache:
 
 
 # =====================================================================================
+# Training taps
+# =====================================================================================
+
+@dataclass
+class TrainingTaps:
+    """What a training step needs from inside the forward pass (tools/train/train.py).
+    Passing one switches the forward into training behaviour (DeepSeek-V3.2 indexer training):
+      * the indexer's inputs are detached: it learns only from its own KL loss, and the main
+        model gets no gradient through it;
+      * every layer with an indexer runs it even with dsa=False (the dense warm-up) and
+        appends its KL divergence to the main attention (indexer_distillation_kl);
+      * every MoE layer records which experts each token was routed to (for the
+        aux-loss-free balancing of e_score_correction_bias)."""
+    query_mask: torch.Tensor  # [B, S] bool: real (non-padding) positions
+    indexer_kl: list = field(default_factory=list)  # scalar per layer with an indexer
+    expert_ids: dict = field(default_factory=dict)  # layer -> [B, S, num_experts_per_tok]
+
+
+def indexer_distillation_kl(index_scores, attn_probs, allowed, query_mask):
+    """DeepSeek-V3.2's indexer objective: per query, KL(p || softmax(I)) where p is the main
+    attention distribution summed over heads (renormalised) and I the indexer scores, both
+    over the allowed keys: every visible key in the dense warm-up, the selected TopK set in
+    sparse training. The target is detached. Returns the mean over real queries."""
+    target = attn_probs.detach().sum(1)  # [B, S, T]
+    target = target / target.sum(-1, keepdim=True)
+    log_q = torch.log_softmax(index_scores.masked_fill(~allowed, -math.inf), dim=-1)
+    log_q = log_q.masked_fill(~allowed, 0.0)
+    log_p = torch.log(target.clamp_min(1e-30))
+    kl = (target * (log_p - log_q)).masked_fill(~allowed, 0.0).sum(-1)  # [B, S]
+    mask = query_mask.to(kl.dtype)
+    return (kl * mask).sum() / mask.sum().clamp_min(1.0)
+
+
+# =====================================================================================
 # The model
 # =====================================================================================
 
 class Glm5Model:
-    def __init__(self, cfg: Glm5Config, weights: dict, dtype=F64):
+    """The forward pass over a dict of weight tensors named as in the checkpoint.
+
+    Inputs are token ids [S] (one sequence; outputs without a batch dimension, as the
+    fixtures use it) or [B, S] (a right-padded batch: padding at the end of a row is never
+    visible to the row's real positions). dtype float64 is the reference; float32 with
+    weights that require grad is how tools/train/train.py trains this same code.
+
+    expert_dispatch decides only the order of the routed-expert arithmetic:
+      "per_token"  route and run experts token by token (the fixtures' float64 summation
+                   order, kept so regenerated fixtures stay byte-identical);
+      "grouped"    route all tokens at once and run each expert once on its tokens
+                   (training and evaluation speed; equal to per_token up to rounding,
+                   checked by selfcheck.py)."""
+
+    def __init__(self, cfg: Glm5Config, weights: dict, dtype=F64, expert_dispatch: str = "per_token"):
+        if expert_dispatch not in ("per_token", "grouped"):
+            raise ValueError(f"expert_dispatch must be per_token or grouped, got {expert_dispatch!r}")
         self.cfg = cfg
-        self.dtype = dtype  # float64 always, except for the float32 replay in make_fixtures.py
+        self.dtype = dtype  # float64, except the float32 replay of make_fixtures.py and training
+        self.expert_dispatch = expert_dispatch
+        # .to() returns the same tensor when the dtype already matches: training keeps its leaves.
         self.weights = {name: w.to(dtype) for name, w in weights.items()}
         self._check_tensor_set()
 
     def with_dtype(self, dtype) -> "Glm5Model":
         """The same model computing in another precision (to measure rounding effects)."""
-        return Glm5Model(self.cfg, self.weights, dtype)
+        return Glm5Model(self.cfg, self.weights, dtype, self.expert_dispatch)
 
     @classmethod
-    def from_folder(cls, folder: str) -> "Glm5Model":
+    def from_folder(cls, folder: str, dtype=F64, expert_dispatch: str = "per_token") -> "Glm5Model":
         cfg = load_config(folder)
         weights = dequantize_tensors(read_checkpoint_files(folder), cfg.weight_block_size)
-        return cls(cfg, weights)
+        return cls(cfg, weights, dtype, expert_dispatch)
 
     def _check_tensor_set(self) -> None:
         expected = expected_tensor_shapes(self.cfg)
@@ -431,64 +504,74 @@ class Glm5Model:
 
     # ---------------------------------------------------------------- §3.1 top level
     def forward(self, tokens, cache: ModelCache, dsa: bool = True,
-                log: SelectionLog | None = None, layer_outputs: list | None = None):
+                log: SelectionLog | None = None, layer_outputs: list | None = None,
+                taps: TrainingTaps | None = None):
         """Runs new tokens (positions continue after the cache). Returns
-        (final-normed hidden [S, H], logits [S, V]). With dsa=False every query attends to
-        all visible keys (the indexer is not run)."""
+        (final-normed hidden [.., S, H], logits [.., S, V]). With dsa=False every query attends
+        to all visible keys (the indexer runs only to train it, when taps are given)."""
         cfg = self.cfg
         tokens = torch.as_tensor(tokens, dtype=torch.long)
-        positions = cache.length + torch.arange(len(tokens))
+        single = tokens.dim() == 1
+        if single:
+            tokens = tokens[None]
+        positions = cache.length + torch.arange(tokens.shape[1])
         h = self.w("model.embed_tokens.weight")[tokens]
         if layer_outputs is not None:
-            layer_outputs.append(h)
+            layer_outputs.append(h[0] if single else h)
         topk_mask = None  # TopK sets of the most recent full layer, threaded to shared layers
         for i in range(cfg.num_hidden_layers):
-            h, topk_mask = self.decoder_layer(i, h, positions, cache.layers[i], topk_mask, dsa, log)
+            h, topk_mask = self.decoder_layer(i, h, positions, cache.layers[i], topk_mask, dsa, log, taps)
             if layer_outputs is not None:
-                layer_outputs.append(h)
+                layer_outputs.append(h[0] if single else h)
         normed = rms_norm(h, self.w("model.norm.weight"), cfg.rms_norm_eps)
-        return normed, linear(normed, self.w("lm_head.weight"))
+        logits = linear(normed, self.w("lm_head.weight"))
+        return (normed[0], logits[0]) if single else (normed, logits)
 
     # ---------------------------------------------------------------- §4 MTP
     def mtp_forward(self, next_tokens, main_hidden_normed, cache: ModelCache, dsa: bool = True,
-                    log: SelectionLog | None = None):
+                    log: SelectionLog | None = None, taps: TrainingTaps | None = None):
         """MTP layer at positions p = cache.mtp.length + 0..S-1.
-        next_tokens[j] = t[p+1], main_hidden_normed[j] = model.norm output at p;
+        next_tokens[.., j] = t[p+1], main_hidden_normed[.., j] = model.norm output at p;
         returns the logits predicting t[p+2]."""
         cfg = self.cfg
         p = f"model.layers.{cfg.mtp_layer}."
         next_tokens = torch.as_tensor(next_tokens, dtype=torch.long)
-        positions = cache.mtp.length + torch.arange(len(next_tokens))
+        single = next_tokens.dim() == 1
+        if single:
+            next_tokens, main_hidden_normed = next_tokens[None], main_hidden_normed[None]
+        positions = cache.mtp.length + torch.arange(next_tokens.shape[1])
         e = self.w("model.embed_tokens.weight")[next_tokens]  # not zeroed at position 0
         e_normed = rms_norm(e, self.w(p + "enorm.weight"), cfg.rms_norm_eps)
         h_normed = rms_norm(main_hidden_normed, self.w(p + "hnorm.weight"), cfg.rms_norm_eps)
         u = linear(torch.cat([e_normed, h_normed], dim=-1), self.w(p + "eh_proj.weight"))  # [e; h]
-        z, _ = self.decoder_layer(cfg.mtp_layer, u, positions, cache.mtp, None, dsa, log)
+        z, _ = self.decoder_layer(cfg.mtp_layer, u, positions, cache.mtp, None, dsa, log, taps)
         z_normed = rms_norm(z, self.w(p + "shared_head.norm.weight"), cfg.rms_norm_eps)
-        return linear(z_normed, self.w("lm_head.weight"))
+        logits = linear(z_normed, self.w("lm_head.weight"))
+        return logits[0] if single else logits
 
     # ---------------------------------------------------------------- decoder layer
-    def decoder_layer(self, i, x, positions, cache: LayerCache, topk_mask, dsa, log):
+    def decoder_layer(self, i, x, positions, cache: LayerCache, topk_mask, dsa, log, taps=None):
         """Pre-norm residual block: a = x + Attn(norm(x)); out = a + MLP(norm(a))."""
         cfg = self.cfg
         p = f"model.layers.{i}."
         attn_in = rms_norm(x, self.w(p + "input_layernorm.weight"), cfg.rms_norm_eps)
-        attn_out, topk_mask = self.attention(i, attn_in, positions, cache, topk_mask, dsa, log)
+        attn_out, topk_mask = self.attention(i, attn_in, positions, cache, topk_mask, dsa, log, taps)
         a = x + attn_out
         mlp_in = rms_norm(a, self.w(p + "post_attention_layernorm.weight"), cfg.rms_norm_eps)
         if cfg.layer_is_moe(i):
-            mlp_out = self.moe(i, mlp_in, positions, log)
+            mlp_out = self.moe(i, mlp_in, positions, log, taps)
         else:
             mlp_out = self.swiglu(p + "mlp.", mlp_in)
         return a + mlp_out, topk_mask
 
     # ---------------------------------------------------------------- §3.4 MLA
-    def attention(self, i, x, positions, cache: LayerCache, shared_topk_mask, dsa, log):
-        """MLA in the expanded form. Returns (output [S, H], allowed-key mask [S, T]) where the
-        mask is this layer's TopK ∩ causal (passed on to following shared layers)."""
+    def attention(self, i, x, positions, cache: LayerCache, shared_topk_mask, dsa, log, taps=None):
+        """MLA in the expanded form. x is [B, S, H]. Returns (output [B, S, H], allowed-key
+        mask [B, S, T]) where the mask is this layer's TopK ∩ causal (passed on to following
+        shared layers)."""
         cfg = self.cfg
         p = f"model.layers.{i}.self_attn."
-        S, nh = x.shape[0], cfg.num_attention_heads
+        B, S, nh = x.shape[0], x.shape[1], cfg.num_attention_heads
         dn, dr, dv = cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.v_head_dim
         cos, sin = rope_tables(positions, dr, cfg.rope_theta, self.dtype)
 
@@ -496,95 +579,129 @@ class Glm5Model:
         cq = rms_norm(linear(x, self.w(p + "q_a_proj.weight")),
                       self.w(p + "q_a_layernorm.weight"), LATENT_NORM_EPS)
         # 2. per-head queries; the rope part is the LAST dr dims of each head
-        q = linear(cq, self.w(p + "q_b_proj.weight")).view(S, nh, cfg.qk_head_dim)
+        q = linear(cq, self.w(p + "q_b_proj.weight")).view(B, S, nh, cfg.qk_head_dim)
         q_nope = q[..., :dn]
         q_pe = apply_interleaved_rope(q[..., dn:], cos[:, None, :], sin[:, None, :])
         # 3. kv latent c (normed) and the single rope key shared by all heads
         f = linear(x, self.w(p + "kv_a_proj_with_mqa.weight"))
-        c = rms_norm(f[:, :cfg.kv_lora_rank], self.w(p + "kv_a_layernorm.weight"), LATENT_NORM_EPS)
-        k_pe = apply_interleaved_rope(f[:, cfg.kv_lora_rank:], cos, sin)
+        c = rms_norm(f[..., :cfg.kv_lora_rank], self.w(p + "kv_a_layernorm.weight"), LATENT_NORM_EPS)
+        k_pe = apply_interleaved_rope(f[..., cfg.kv_lora_rank:], cos, sin)
         # 4. per-head k_nope and v from the latent
-        kv = linear(c, self.w(p + "kv_b_proj.weight")).view(S, nh, dn + dv)
+        kv = linear(c, self.w(p + "kv_b_proj.weight")).view(B, S, nh, dn + dv)
         k_nope, v = kv[..., :dn], kv[..., dn:]
         # 5. full 256-style heads
         Q = torch.cat([q_nope, q_pe], dim=-1)
-        K = torch.cat([k_nope, k_pe[:, None, :].expand(S, nh, dr)], dim=-1)
+        K = torch.cat([k_nope, k_pe[:, :, None, :].expand(B, S, nh, dr)], dim=-1)
         cache.append_kv(K, v)
 
         # Which keys each query may attend to
         key_positions = torch.arange(cache.length)
         visible = key_positions[None, :] <= positions[:, None]  # causal [S, T]
+        index_scores = None
+        if cfg.layer_has_indexer(i) and (dsa or taps is not None):
+            index_scores, topk_mask = self.indexer_topk(i, x, cq, positions, cos, sin, cache,
+                                                        visible, log, taps)
         if not dsa:
-            allowed = visible
+            allowed = visible.expand(B, *visible.shape)
         elif cfg.layer_has_indexer(i):
-            allowed = self.indexer_topk(i, x, cq, positions, cos, sin, cache, visible, log)
+            allowed = topk_mask
         else:
             allowed = shared_topk_mask  # IndexShare: reuse the previous full layer's TopK
-            if allowed is None or allowed.shape != visible.shape:
+            if allowed is None or allowed.shape[1:] != visible.shape:
                 raise RuntimeError(f"layer {i} is shared but no full layer ran before it")
 
         # 6-7. scaled dot products, restricted softmax, weighted values
         scale = cfg.qk_head_dim ** -0.5
-        logits = torch.einsum("shd,thd->hst", Q, cache.keys) * scale
-        logits = logits.masked_fill(~allowed[None, :, :], -math.inf)
+        logits = torch.einsum("bshd,bthd->bhst", Q, cache.keys) * scale
+        logits = logits.masked_fill(~allowed[:, None, :, :], -math.inf)
         probs = torch.softmax(logits, dim=-1)
-        o = torch.einsum("hst,thd->shd", probs, cache.values).reshape(S, nh * dv)
+        o = torch.einsum("bhst,bthd->bshd", probs, cache.values).reshape(B, S, nh * dv)
+        if taps is not None and index_scores is not None:
+            taps.indexer_kl.append(indexer_distillation_kl(index_scores, probs, allowed, taps.query_mask))
         # 8. output projection (input index = v_head_dim * h + j)
         return linear(o, self.w(p + "o_proj.weight")), allowed
 
     # ---------------------------------------------------------------- §3.6 indexer
-    def indexer_topk(self, i, x, cq, positions, cos, sin, cache: LayerCache, visible, log):
+    def indexer_topk(self, i, x, cq, positions, cos, sin, cache: LayerCache, visible, log, taps=None):
         """Lightning indexer: scores every visible key, keeps the top index_topk.
-        Returns the allowed-key mask [S, T]."""
+        Returns (scores [B, S, T], allowed-key mask [B, S, T])."""
         cfg = self.cfg
         p = f"model.layers.{i}.self_attn.indexer."
-        S, Ih, Id, dr = x.shape[0], cfg.index_n_heads, cfg.index_head_dim, cfg.qk_rope_head_dim
+        B, S = x.shape[0], x.shape[1]
+        Ih, Id, dr = cfg.index_n_heads, cfg.index_head_dim, cfg.qk_rope_head_dim
+        if taps is not None:  # DeepSeek-V3.2: the indexer learns only from its KL loss
+            x, cq = x.detach(), cq.detach()
 
         # 1. queries from the normed q latent; one shared key from x, LayerNorm BEFORE rope
-        q_idx = linear(cq, self.w(p + "wq_b.weight")).view(S, Ih, Id)
+        q_idx = linear(cq, self.w(p + "wq_b.weight")).view(B, S, Ih, Id)
         k_idx = layer_norm(linear(x, self.w(p + "wk.weight")), self.w(p + "k_norm.weight"),
                            self.w(p + "k_norm.bias"), INDEXER_NORM_EPS)
         # 2. rope on the FIRST dr dims (interleaved, same tables as MLA)
         q_idx = torch.cat([apply_interleaved_rope(q_idx[..., :dr], cos[:, None, :], sin[:, None, :]),
                            q_idx[..., dr:]], dim=-1)
-        k_idx = torch.cat([apply_interleaved_rope(k_idx[:, :dr], cos, sin), k_idx[:, dr:]], dim=-1)
+        k_idx = torch.cat([apply_interleaved_rope(k_idx[..., :dr], cos, sin), k_idx[..., dr:]], dim=-1)
         cache.append_index_keys(k_idx)
         # 3. per-head gate
-        gate = linear(x, self.w(p + "weights_proj.weight")) * Ih ** -0.5  # [S, Ih]
+        gate = linear(x, self.w(p + "weights_proj.weight")) * Ih ** -0.5  # [B, S, Ih]
         # 4. I[s,t] = sum_h gate[s,h] * ReLU(q[s,h] . k[t] / sqrt(Id))
-        dots = torch.einsum("shd,td->sht", q_idx, cache.index_keys) * Id ** -0.5
-        scores = torch.einsum("sh,sht->st", gate, torch.relu(dots))
+        dots = torch.einsum("bshd,btd->bsht", q_idx, cache.index_keys) * Id ** -0.5
+        scores = torch.einsum("bsh,bsht->bst", gate, torch.relu(dots))
         # 5. causal top-k: k = min(index_topk, number of visible keys)
-        allowed = torch.zeros_like(visible)
-        for s in range(S):
-            candidates = torch.nonzero(visible[s]).flatten()
-            k = min(cfg.index_topk, len(candidates))
-            chosen = select_topk(scores[s, candidates], k, log, "indexer",
-                                 f"layer {i} position {int(positions[s])}", dots[s][:, candidates])
-            allowed[s, candidates[chosen]] = True
-        return allowed
+        allowed = topk_mask(scores.detach(), visible, cfg.index_topk)
+        if log is not None:
+            self._log_indexer_selection(i, scores, dots, visible, positions, allowed, log)
+        return scores, allowed
+
+    def _log_indexer_selection(self, i, scores, dots, visible, positions, allowed, log):
+        """Replays every query's selection through select_topk to record its margin (fixture
+        acceptance), and checks that the vectorized selection made the same choice."""
+        for b in range(scores.shape[0]):
+            for s in range(scores.shape[1]):
+                candidates = torch.nonzero(visible[s]).flatten()
+                k = min(self.cfg.index_topk, len(candidates))
+                where = f"layer {i} position {int(positions[s])}" + (f" row {b}" if b else "")
+                chosen = select_topk(scores[b, s, candidates].detach(), k, log, "indexer", where,
+                                     dots[b, s][:, candidates].detach())
+                assert set(candidates[chosen].tolist()) == set(torch.nonzero(allowed[b, s]).flatten().tolist())
 
     # ---------------------------------------------------------------- §3.9 router
-    def route(self, i, x, where, log):
-        """noaux_tc routing for one token: returns (expert ids, gate weights)."""
+    def route(self, i, x, log=None, where=""):
+        """noaux_tc routing of tokens x [..., H]: (expert ids [..., k], gate weights [..., k]).
+        With a log (a single token, x [H]), the decisions' margins are recorded."""
         cfg = self.cfg
         p = f"model.layers.{i}.mlp.gate."
         logits = linear(x, self.w(p + "weight"))
         s = torch.sigmoid(logits)
-        c = s + self.w(p + "e_score_correction_bias")  # bias only for choosing experts
-        candidates = list(range(cfg.n_routed_experts))
+        c = (s + self.w(p + "e_score_correction_bias")).detach()  # bias only for choosing experts
         if cfg.n_group > 1:
             per_group = cfg.n_routed_experts // cfg.n_group
-            groups = c.view(cfg.n_group, per_group)
-            group_scores = torch.stack([g[select_topk(g, 2)].sum() for g in groups])
+            groups = c.view(*c.shape[:-1], cfg.n_group, per_group)
+            top2 = stable_descending(groups)[0][..., :2]
+            group_scores = top2[..., 0] + top2[..., 1]  # sum of the group's two best
+            kept = stable_descending(group_scores)[1][..., :cfg.topk_group]
+            in_kept_group = torch.zeros_like(group_scores, dtype=torch.bool).scatter(-1, kept, True)
+            c_candidates = c.masked_fill(~in_kept_group.repeat_interleave(per_group, -1), -math.inf)
+        else:
+            group_scores, c_candidates = None, c
+        experts = stable_descending(c_candidates)[1][..., :cfg.num_experts_per_tok]
+        if log is not None:
+            self._log_route(c, group_scores, experts, log, where)
+        g = s.gather(-1, experts)  # gate weights from s, not c
+        if cfg.norm_topk_prob:
+            g = g / (g.sum(-1, keepdim=True) + 1e-20)
+        return experts, g * cfg.routed_scaling_factor
+
+    def _log_route(self, c, group_scores, experts, log, where):
+        """Replays one token's routing through select_topk (group step, then experts among
+        the kept groups' candidates) to record margins, and checks it agrees."""
+        cfg = self.cfg
+        candidates = list(range(cfg.n_routed_experts))
+        if group_scores is not None:
+            per_group = cfg.n_routed_experts // cfg.n_group
             kept = select_topk(group_scores, cfg.topk_group, log, "group", where)
             candidates = [g * per_group + j for g in sorted(kept) for j in range(per_group)]
         chosen = select_topk(c[candidates], cfg.num_experts_per_tok, log, "router", where)
-        experts = [candidates[j] for j in chosen]
-        g = s[experts]
-        if cfg.norm_topk_prob:
-            g = g / (g.sum() + 1e-20)
-        return experts, g * cfg.routed_scaling_factor
+        assert [candidates[j] for j in chosen] == experts.tolist()
 
     # ---------------------------------------------------------------- §3.10 MLPs
     def swiglu(self, prefix, x):
@@ -593,13 +710,32 @@ class Glm5Model:
         up = linear(x, self.w(prefix + "up_proj.weight"))
         return linear(silu(gate) * up, self.w(prefix + "down_proj.weight"))
 
-    def moe(self, i, x, positions, log):
+    def moe(self, i, x, positions, log, taps=None):
+        """Routed experts weighted by their gates, plus the shared expert(s) unweighted."""
         p = f"model.layers.{i}.mlp."
-        out = torch.zeros_like(x)
-        for s in range(x.shape[0]):
-            experts, gates = self.route(i, x[s], f"layer {i} position {int(positions[s])}", log)
-            for e, g in zip(experts, gates):
-                out[s] += g * self.swiglu(f"{p}experts.{e}.", x[s])
+        B, S, H = x.shape
+        if self.expert_dispatch == "per_token":
+            out = torch.zeros_like(x)
+            for b in range(B):
+                for s in range(S):
+                    where = f"layer {i} position {int(positions[s])}" + (f" row {b}" if b else "")
+                    experts, gates = self.route(i, x[b, s], log, where)
+                    for e, g in zip(experts.tolist(), gates):
+                        out[b, s] += g * self.swiglu(f"{p}experts.{e}.", x[b, s])
+            experts = None
+        else:
+            flat = x.reshape(B * S, H)
+            experts, gates = self.route(i, flat)
+            out = torch.zeros_like(flat)
+            for e in torch.unique(experts).tolist():
+                rows, slot = torch.nonzero(experts == e, as_tuple=True)
+                y = self.swiglu(f"{p}experts.{e}.", flat[rows]) * gates[rows, slot, None]
+                out = out.index_add(0, rows, y)
+            out = out.view(B, S, H)
+        if taps is not None:
+            if experts is None:
+                raise ValueError("training taps need expert_dispatch='grouped'")
+            taps.expert_ids[i] = experts.view(B, S, -1)
         if self.cfg.n_shared_experts:
             out = out + self.swiglu(p + "shared_experts.", x)  # unweighted
         return out

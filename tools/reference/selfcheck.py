@@ -216,15 +216,15 @@ def check_router_by_hand():
     x = torch.tensor([0.0, 1.0, 2.0, -1.0], dtype=torch.float64)
     s = [1 / (1 + math.exp(-v)) for v in x.tolist()]
     # c = [1.0, .731, .881, .269]; group sums [1.731, 1.150] -> group 0 -> experts 0, 1
-    experts, gates = model.route(1, x, "", None)
-    assert experts == [0, 1], experts
+    experts, gates = model.route(1, x)
+    assert experts.tolist() == [0, 1], experts
     total = s[0] + s[1]
     want = [s[0] / total * 2.5, s[1] / total * 2.5]  # weights from s, not from c
     assert max(abs(a - b) for a, b in zip(gates.tolist(), want)) < 1e-15
     # Without groups the bias alone decides: c top-2 = experts 0 (1.0) and 2 (0.881).
     model.cfg.n_group, model.cfg.norm_topk_prob = 1, False
-    experts, gates = model.route(1, x, "", None)
-    assert experts == [0, 2] and abs(gates[1].item() - s[2] * 2.5) < 1e-15
+    experts, gates = model.route(1, x)
+    assert experts.tolist() == [0, 2] and abs(gates[1].item() - s[2] * 2.5) < 1e-15
 
 
 def check_norms():
@@ -301,7 +301,8 @@ def check_absorbed_mla_equals_expanded():
     cfg, p = model.cfg, "model.layers.0.self_attn."
     x = torch.randn(10, cfg.hidden_size, dtype=torch.float64)
     positions = torch.arange(10)
-    expanded, _ = model.attention(0, x, positions, ref.LayerCache(), None, False, None)
+    expanded, _ = model.attention(0, x[None], positions, ref.LayerCache(), None, False, None)
+    expanded = expanded[0]
 
     nh, dn, dr, dv = cfg.num_attention_heads, cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.v_head_dim
     cos, sin = ref.rope_tables(positions, dr, cfg.rope_theta)
@@ -323,6 +324,72 @@ def check_absorbed_mla_equals_expanded():
     assert (absorbed - expanded).abs().max() < 1e-12
 
 
+def check_batched_grouped_equals_reference():
+    """The training/eval form (a right-padded batch, experts run grouped) gives each row what
+    the one-sequence per-token reference gives, main and MTP."""
+    model = tiny_model(index_topk=4, index_topk_pattern="FSFF")
+    grouped = ref.Glm5Model(model.cfg, model.weights, expert_dispatch="grouped")
+    rows = [prompt_tokens(19, seed=1), prompt_tokens(12, seed=2)]
+    batch = torch.zeros(2, 19, dtype=torch.long)
+    for b, r in enumerate(rows):
+        batch[b, :len(r)] = torch.tensor(r)
+    hidden, logits = grouped.forward(batch, ref.ModelCache(model.cfg))
+    mtp = grouped.mtp_forward(batch[:, 1:], hidden[:, :-1], ref.ModelCache(model.cfg))
+    for b, r in enumerate(rows):
+        h1, l1 = ref.teacher_forced(model, r)
+        m1 = ref.mtp_teacher_forced(model, r, h1)
+        n = len(r)
+        assert (logits[b, :n] - l1).abs().max() < 1e-12, "batched/grouped logits differ"
+        assert (mtp[b, :n - 1] - m1).abs().max() < 1e-12, "batched/grouped MTP logits differ"
+
+
+def check_vectorized_topk_rule():
+    """topk_mask / route's vectorized selection follow select_topk's tie rule."""
+    scores = torch.tensor([[[1.0, 3.0, 3.0, 2.0, 0.0, 0.0]]])
+    visible = torch.tensor([[True] * 6])
+    assert ref.topk_mask(scores, visible, 2)[0, 0].tolist() == [False, True, True, False, False, False]
+    assert ref.topk_mask(scores, visible, 5)[0, 0].tolist() == [True, True, True, True, True, False]
+    short = torch.tensor([[True, True, False, False, False, False]])
+    assert ref.topk_mask(scores, short, 4)[0, 0].tolist() == [True, True, False, False, False, False]
+    ties = torch.tensor([[[-0.0, 0.0, 0.0, -1.0]]])
+    assert ref.topk_mask(ties, torch.tensor([[True] * 4]), 2)[0, 0].tolist() == [True, True, False, False]
+
+
+def check_training_taps():
+    """With TrainingTaps the indexer learns only from its KL loss (inputs detached) and the
+    main model only from the LM loss; the dense warm-up (dsa=False) still trains every
+    indexer; routed expert ids are recorded per MoE layer."""
+    base = tiny_model(index_topk=4, index_topk_pattern="FSFF")
+    weights = {n: w.float().requires_grad_(True) for n, w in base.weights.items()}
+    model = ref.Glm5Model(base.cfg, weights, torch.float32, "grouped")
+    tokens = torch.tensor([prompt_tokens(16)])
+    for dsa in (False, True):
+        taps = ref.TrainingTaps(query_mask=torch.ones(1, 16, dtype=torch.bool))
+        hidden, logits = model.forward(tokens, ref.ModelCache(model.cfg), dsa=dsa, taps=taps)
+        mtp_taps = ref.TrainingTaps(query_mask=torch.ones(1, 15, dtype=torch.bool))
+        mtp = model.mtp_forward(tokens[:, 1:], hidden[:, :-1], ref.ModelCache(model.cfg), dsa, taps=mtp_taps)
+        assert len(taps.indexer_kl) == 3 and len(mtp_taps.indexer_kl) == 1  # layers 0, 2, 3 + MTP
+        assert sorted(taps.expert_ids) == [1, 2, 3] and sorted(mtp_taps.expert_ids) == [4]
+        assert taps.expert_ids[1].shape == (1, 16, base.cfg.num_experts_per_tok)
+        kl = sum(taps.indexer_kl) + sum(mtp_taps.indexer_kl)
+        assert float(kl) > 0
+        lm = torch.nn.functional.cross_entropy(logits[0], tokens[0]) + mtp.square().mean()
+        main_grads = torch.autograd.grad(lm, list(weights.values()), allow_unused=True)
+        kl_grads = torch.autograd.grad(kl, list(weights.values()), allow_unused=True)
+        for (name, _), g_main, g_kl in zip(weights.items(), main_grads, kl_grads):
+            is_indexer = ".indexer." in name
+            main_zero = g_main is None or float(g_main.abs().max()) == 0.0
+            kl_zero = g_kl is None or float(g_kl.abs().max()) == 0.0
+            if name.endswith("e_score_correction_bias"):  # selection only: never a gradient
+                assert main_zero and kl_zero, name
+                continue
+            if ".mlp.experts." in name:  # an expert no token was routed to has no gradient
+                assert kl_zero, name
+                continue
+            assert main_zero == is_indexer, f"LM loss gradient on {name}: {not main_zero}"
+            assert kl_zero != is_indexer, f"KL gradient on {name}: {not kl_zero}"
+
+
 def check_missing_tensor_rejected():
     config = base_config()
     raw = build_checkpoint(config, 1, "bf16")
@@ -339,7 +406,8 @@ CHECKS = [check_e4m3_codec, check_bf16, check_safetensors_roundtrip, check_fp8_b
           check_fp8_checkpoint_files, check_indexshare_schedule, check_tie_rule, check_rope_by_hand,
           check_router_by_hand, check_norms, check_dsa_equals_dense_when_topk_covers_everything,
           check_incremental_equals_full, check_shared_layers_skip_the_indexer,
-          check_absorbed_mla_equals_expanded, check_missing_tensor_rejected]
+          check_absorbed_mla_equals_expanded, check_batched_grouped_equals_reference,
+          check_vectorized_topk_rule, check_training_taps, check_missing_tensor_rejected]
 
 
 def main() -> int:

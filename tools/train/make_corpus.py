@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""Synthetic chat corpus for Strata's bundled tiny model, and its held-out evaluation set.
+
+    make_corpus.py --out DIR [--train N] [--seed S]
+
+Writes into DIR:
+  train.jsonl       one conversation per line: {"task", "messages", "enable_thinking"};
+                    messages are OpenAI-style (optional system, user, assistant with optional
+                    reasoning_content; some rows have an earlier exchange first). The last
+                    message is the assistant turn the model is trained on; enable_thinking
+                    says how train.py renders its generation prompt (chat_render.py).
+  eval.jsonl        {"task", "messages" (ending with the user turn), "answer"}: the exact
+                    assistant content expected (reasoning excluded), for eval_tasks.py and
+                    `strata-cli eval-tasks`. Prompts are rendered with the template's
+                    defaults (add_generation_prompt, thinking on).
+  tokenizer.txt     the rendered training conversations, for tools/tokenizer/train_bpe.py.
+
+Tasks: arithmetic (+ − × with a one-line <think> in thinking mode), counting (items in a
+list, letters of a word; answers in digits or in words), capitals of 50 countries (asked in
+several phrasings), key-value lookup in a 20-40 line list (longer than index_topk, so the
+DSA indexer must find the line), small JSON objects, greetings and identity.
+
+Held out from training (decided by a hash of the item, so the split does not depend on the
+sampling order): for + and − a tenth of the operand pairs; for × a quarter of the ordered
+pairs a < b (their reverse order b × a is trained: the eval asks for the unseen order); a
+tenth of the lookup keys (eval contexts use only those keys); ten first names and unseen
+value combinations for JSON; item lists never generated for training; and, for capitals,
+letter counting and the chat answers, phrasings that never occur in training (the facts
+themselves are trained). Deterministic: the same seed writes the same files byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chat_render import ChatRenderer  # noqa: E402
+
+
+def stable_hash(*parts) -> int:
+    return zlib.crc32("\x1f".join(str(p) for p in parts).encode("utf-8"))
+
+
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve"]
+
+SYSTEM_PROMPTS = ["You are a helpful assistant.", "You are Strata Tiny, a small helpful assistant.",
+                  "Answer briefly.", "You are a concise assistant. Keep answers short."]
+
+# ------------------------------------------------------------------------------ arithmetic
+
+ADD_PHRASES = ["What is {a} + {b}?", "What is {a} plus {b}?", "Compute {a} + {b}.", "{a} + {b} = ?",
+               "Calculate {a} + {b}.", "How much is {a} + {b}?", "What do you get when you add {a} and {b}?",
+               "{a}+{b}"]
+SUB_PHRASES = ["What is {a} - {b}?", "What is {a} minus {b}?", "Compute {a} - {b}.", "{a} - {b} = ?",
+               "Calculate {a} - {b}.", "How much is {a} minus {b}?",
+               "What do you get when you subtract {b} from {a}?", "{a}-{b}"]
+MUL_PHRASES = ["What is {a} × {b}?", "What is {a} times {b}?", "What is {a} * {b}?", "Compute {a} × {b}.",
+               "{a} * {b} = ?", "Multiply {a} by {b}.", "How much is {a} times {b}?", "{a}*{b}"]
+
+
+def arithmetic_is_eval(op: str, a: int, b: int) -> bool:
+    if op == "×":
+        return a < b and a >= 2 and stable_hash("mul", a, b) % 4 == 0
+    return stable_hash(op, a, b) % 10 == 0
+
+
+def arithmetic_reasoning(op: str, a: int, b: int, r: int) -> str:
+    """One line that splits the work into steps the model has seen as facts elsewhere."""
+    tens, units = b - b % 10, b % 10
+    if op == "×":
+        big, small = max(a, b), min(a, b)  # canonical order: the eval asks for the unseen one
+        return f"{big} × {small} = {r}."
+    if b < 10 or units == 0:
+        return f"{a} {op} {b} = {r}."
+    step = a + tens if op == "+" else a - tens
+    return f"{a} {op} {b} = {a} {op} {tens} {op} {units} = {step} {op} {units} = {r}."
+
+
+def arithmetic_item(rng: random.Random, want_eval: bool):
+    while True:
+        op = rng.choice(["+", "+", "-", "-", "×"])
+        if op == "+":
+            a, b = rng.randint(0, 99), rng.randint(0, 99)
+            r = a + b
+        elif op == "-":
+            a = rng.randint(0, 99)
+            b = rng.randint(0, a)
+            r = a - b
+        else:
+            a, b = rng.randint(0, 12), rng.randint(0, 12)
+            r = a * b
+        if arithmetic_is_eval(op, a, b) == want_eval:
+            break
+    phrases = {"+": ADD_PHRASES, "-": SUB_PHRASES, "×": MUL_PHRASES}[op]
+    question = rng.choice(phrases).format(a=a, b=b)
+    return question, str(r), arithmetic_reasoning(op, a, b, r)
+
+
+# ------------------------------------------------------------------------------ counting
+
+NOUNS = ["apple", "pear", "plum", "grape", "lemon", "mango", "cherry", "peach", "melon", "banana",
+         "dog", "cat", "horse", "rabbit", "mouse", "tiger", "lion", "bear", "wolf", "fox",
+         "chair", "table", "lamp", "bed", "sofa", "desk", "door", "window", "clock", "mirror",
+         "pen", "book", "cup", "plate", "spoon", "fork", "knife", "bottle", "box", "bag",
+         "car", "bus", "train", "boat", "plane", "bike", "truck", "ship", "rocket", "tram",
+         "red", "blue", "green", "yellow", "purple", "orange", "black", "white", "pink", "brown"]
+
+WORDS = ["cat", "dog", "sun", "tree", "house", "river", "garden", "planet", "window", "pencil",
+         "orange", "purple", "music", "table", "bridge", "candle", "forest", "island", "dragon", "rocket",
+         "moon", "star", "cloud", "water", "flower", "mountain", "ocean", "computer", "keyboard", "library",
+         "school", "teacher", "doctor", "kitchen", "bottle", "butter", "coffee", "summer", "winter", "spring",
+         "yellow", "silver", "golden", "animal", "banana", "tomato", "potato", "guitar", "piano", "violin",
+         "red", "sky", "car", "book", "light", "night", "paper", "stone", "snow", "rain",
+         "friend", "family", "letter", "number", "question", "answer", "machine", "picture", "market", "castle"]
+
+ITEM_PHRASES = [("How many items are in this list: {items}?", "digits"),
+                ("Count the items: {items}.", "digits"),
+                ("How many things are listed here: {items}?", "digits"),
+                ("{items}. How many items is that?", "digits"),
+                ("How many items are in this list: {items}? Answer in words.", "words"),
+                ("Count the items in words: {items}.", "words"),
+                ("How many things are listed here: {items}? Write the number as a word.", "words")]
+LETTER_PHRASES_TRAIN = [("How many letters are in the word {w}?", "digits"),
+                        ("How many letters does {w} have?", "digits"),
+                        ("Count the letters in {w}.", "digits"),
+                        ("How many letters are in the word {w}? Answer in words.", "words"),
+                        ("How many letters does {w} have? Write the number as a word.", "words")]
+LETTER_PHRASES_EVAL = [("What is the number of letters in the word {w}?", "digits"),
+                       ("Tell me how many letters {w} has.", "digits"),
+                       ("In words, how many letters are in {w}?", "words")]
+
+
+def items_are_eval(items) -> bool:
+    return stable_hash("items", *items) % 10 == 0
+
+
+def counting_item(rng: random.Random, want_eval: bool):
+    if rng.random() < 0.55:
+        while True:
+            n = rng.randint(2, 9)
+            items = rng.sample(NOUNS, n)
+            if items_are_eval(items) == want_eval:
+                break
+        phrase, style = rng.choice(ITEM_PHRASES)
+        question = phrase.format(items=", ".join(items))
+        reasoning = ", ".join(f"{item} {k + 1}" for k, item in enumerate(items)) + f": {n} items."
+    else:
+        word = rng.choice(WORDS)
+        n = len(word)
+        phrase, style = rng.choice(LETTER_PHRASES_EVAL if want_eval else LETTER_PHRASES_TRAIN)
+        question = phrase.format(w=word)
+        reasoning = f"{word} is spelled {'-'.join(word)}: {n} letters."
+    answer = NUMBER_WORDS[n] if style == "words" else str(n)
+    return question, answer, reasoning
+
+
+# ------------------------------------------------------------------------------ capitals
+
+CAPITALS = [("France", "Paris"), ("Germany", "Berlin"), ("Italy", "Rome"), ("Spain", "Madrid"),
+            ("Portugal", "Lisbon"), ("Austria", "Vienna"), ("Poland", "Warsaw"), ("Greece", "Athens"),
+            ("Sweden", "Stockholm"), ("Norway", "Oslo"), ("Finland", "Helsinki"), ("Denmark", "Copenhagen"),
+            ("Ireland", "Dublin"), ("Belgium", "Brussels"), ("Hungary", "Budapest"), ("Romania", "Bucharest"),
+            ("Russia", "Moscow"), ("Ukraine", "Kyiv"), ("Turkey", "Ankara"), ("Egypt", "Cairo"),
+            ("Kenya", "Nairobi"), ("Nigeria", "Abuja"), ("Ghana", "Accra"), ("Morocco", "Rabat"),
+            ("Ethiopia", "Addis Ababa"), ("Japan", "Tokyo"), ("China", "Beijing"), ("India", "New Delhi"),
+            ("Thailand", "Bangkok"), ("Vietnam", "Hanoi"), ("Indonesia", "Jakarta"),
+            ("South Korea", "Seoul"), ("Pakistan", "Islamabad"), ("Iran", "Tehran"), ("Iraq", "Baghdad"),
+            ("Israel", "Jerusalem"), ("Canada", "Ottawa"), ("Mexico", "Mexico City"), ("Cuba", "Havana"),
+            ("Brazil", "Brasilia"), ("Argentina", "Buenos Aires"), ("Chile", "Santiago"), ("Peru", "Lima"),
+            ("Colombia", "Bogota"), ("Venezuela", "Caracas"), ("Australia", "Canberra"),
+            ("New Zealand", "Wellington"), ("Switzerland", "Bern"), ("Czechia", "Prague"),
+            ("Iceland", "Reykjavik")]
+
+CAPITAL_PHRASES_TRAIN = ["What is the capital of {c}?", "What's the capital of {c}?", "Name the capital of {c}.",
+                         "Which city is the capital of {c}?", "Tell me the capital of {c}.",
+                         "capital of {c}?", "What is the capital city of {c}?"]
+CAPITAL_PHRASES_EVAL = ["Do you know the capital of {c}?", "What is {c}'s capital?",
+                        "I need the capital city of {c}.", "Which city serves as the capital of {c}?"]
+REVERSE_PHRASES = ["{cap} is the capital of which country?", "Which country has {cap} as its capital?"]
+
+
+def capitals_item(rng: random.Random, want_eval: bool):
+    country, capital = rng.choice(CAPITALS)
+    if not want_eval and rng.random() < 0.15:
+        return rng.choice(REVERSE_PHRASES).format(cap=capital), f"{capital} is the capital of {country}.", None
+    phrases = CAPITAL_PHRASES_EVAL if want_eval else CAPITAL_PHRASES_TRAIN
+    return rng.choice(phrases).format(c=country), f"The capital of {country} is {capital}.", None
+
+
+# ------------------------------------------------------------------------------ lookup
+
+CONSONANTS, VOWELS = "bdfgklmnprstvz", "aeiou"
+SYLLABLES = [c + v for c in CONSONANTS for v in VOWELS]
+ALL_KEYS = [a + b for a in SYLLABLES for b in SYLLABLES]
+EVAL_KEYS = [k for k in ALL_KEYS if stable_hash("key", k) % 10 == 0]
+TRAIN_KEYS = [k for k in ALL_KEYS if stable_hash("key", k) % 10 != 0]
+LOOKUP_HEADERS = ["Here are some codes:", "Code list:", "Remember these values:", "Inventory:",
+                  "Each name has a number:"]
+LOOKUP_QUESTIONS = ["What is the code for {k}?", "What value does {k} have?", "Which number belongs to {k}?",
+                    "Look up {k}.", "What number goes with {k}?"]
+
+
+def lookup_item(rng: random.Random, want_eval: bool):
+    n = rng.randint(20, 40)
+    keys = rng.sample(EVAL_KEYS if want_eval else TRAIN_KEYS, n)
+    values = [rng.randint(100, 999) for _ in keys]
+    target = rng.randrange(n)
+    lines = "\n".join(f"{k}: {v}" for k, v in zip(keys, values))
+    question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(LOOKUP_QUESTIONS).format(k=keys[target])}"
+    return question, str(values[target]), None
+
+
+# ------------------------------------------------------------------------------ JSON
+
+NAMES = ["Ada", "Alan", "Grace", "Linus", "Marie", "Isaac", "Emmy", "Niels", "Rosa", "Carl",
+         "Lena", "Omar", "Yuki", "Sofia", "Liam", "Noah", "Emma", "Mia", "Lucas", "Hugo",
+         "Anna", "Ben", "Clara", "David", "Eva", "Felix", "Hanna", "Ivan", "Julia", "Karl",
+         "Laura", "Max", "Nina", "Oscar", "Paula", "Ravi", "Sara", "Tom", "Ulla", "Vera"]
+EVAL_NAMES = ["Zoe", "Igor", "Mila", "Pedro", "Kira", "Otto", "Leah", "Amir", "Nora", "Elif"]
+COLORS = ["red", "blue", "green", "yellow", "purple", "orange", "black", "white"]
+JSON_PHRASES = ["Give me a JSON object with {fields}.", "Write a JSON object where {fields_is}.",
+                "Create JSON with {fields}.", "Return a JSON object: {fields_list}.",
+                "JSON please: {fields_list}."]
+
+
+def json_item(rng: random.Random, want_eval: bool):
+    fields = ["name"] + rng.sample(["age", "city", "color", "score"], rng.randint(1, 2))
+    values = {"name": rng.choice(EVAL_NAMES if want_eval else NAMES), "age": rng.randint(1, 99),
+              "city": rng.choice(CAPITALS)[1], "color": rng.choice(COLORS), "score": rng.randint(0, 100)}
+    obj = {f: values[f] for f in fields}
+
+    def join(parts):
+        return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+    pairs = [f"{f} {v}" for f, v in obj.items()]
+    question = rng.choice(JSON_PHRASES).format(
+        fields=join(pairs), fields_is=join([f"{f} is {v}" for f, v in obj.items()]),
+        fields_list=", ".join(pairs))
+    return question, json.dumps(obj), None
+
+
+# ------------------------------------------------------------------------------ chat
+
+IDENTITY = ("I am Strata Tiny, a small language model with the GLM-5 architecture, trained to run "
+            "inside Strata. I can do simple arithmetic, count things, name capitals, look up values "
+            "in a list and write small JSON objects.")
+CAPABILITIES = ("I can add, subtract and multiply small numbers, count items and letters, name the "
+                "capitals of 50 countries, look up a value in a list you give me, and write small "
+                "JSON objects.")
+CHAT = [  # (train phrasings, held-out phrasings, answer)
+    (["Hi", "Hello", "Hello!", "Hi there", "Hey", "Hey!", "Good morning", "Good evening", "hi", "hello"],
+     ["Hello there!", "Good afternoon", "Greetings!", "Hey there"], "Hello! How can I help you today?"),
+    (["Who are you?", "What are you?", "What is your name?", "Introduce yourself.", "who are you",
+      "Are you a bot?", "Which model are you?"],
+     ["Tell me who you are.", "What's your name?", "Who am I talking to?"], IDENTITY),
+    (["What can you do?", "How can you help me?", "What are you good at?", "what can you do"],
+     ["What kinds of things can you do?", "What tasks can you handle?"], CAPABILITIES),
+    (["Thanks!", "Thank you", "Thank you very much", "thanks", "Thanks a lot"],
+     ["Many thanks!", "Thank you so much!"], "You're welcome!"),
+    (["How are you?", "How are you doing?", "how are you"],
+     ["How's it going?", "How do you feel today?"], "I'm doing well, thank you! How can I help you?"),
+    (["Bye", "Goodbye", "bye!", "See you"], ["See you later!", "Goodbye for now"],
+     "Goodbye! Have a nice day."),
+]
+
+
+def chat_item(rng: random.Random, want_eval: bool):
+    train, held_out, answer = rng.choice(CHAT)
+    return rng.choice(held_out if want_eval else train), answer, None
+
+
+# ------------------------------------------------------------------------------ assembly
+
+TASKS = {"arithmetic": arithmetic_item, "counting": counting_item, "capitals": capitals_item,
+         "lookup": lookup_item, "json": json_item, "chat": chat_item}
+TRAIN_MIX = {"arithmetic": 0.28, "counting": 0.17, "capitals": 0.14, "lookup": 0.15, "json": 0.14,
+             "chat": 0.12}
+EVAL_COUNTS = {"arithmetic": 60, "counting": 40, "capitals": 40, "lookup": 40, "json": 30, "chat": 15}
+
+
+def assistant_message(answer: str, reasoning: str | None, thinking: bool) -> dict:
+    message = {"role": "assistant", "content": answer}
+    if reasoning and thinking:
+        message["reasoning_content"] = reasoning
+    return message
+
+
+def train_row(rng: random.Random) -> dict:
+    task = rng.choices(list(TRAIN_MIX), weights=list(TRAIN_MIX.values()))[0]
+    question, answer, reasoning = TASKS[task](rng, False)
+    thinking = rng.random() < 0.75
+    messages = []
+    if rng.random() < 0.2:
+        messages.append({"role": "system", "content": rng.choice(SYSTEM_PROMPTS)})
+    if rng.random() < 0.1:  # an earlier exchange; the template drops its reasoning anyway
+        earlier = rng.choice([t for t in TASKS if t != "lookup"])
+        q0, a0, _ = TASKS[earlier](rng, False)
+        messages += [{"role": "user", "content": q0}, {"role": "assistant", "content": a0}]
+    messages += [{"role": "user", "content": question}, assistant_message(answer, reasoning, thinking)]
+    return {"task": task, "messages": messages, "enable_thinking": thinking}
+
+
+def eval_rows(rng: random.Random) -> list:
+    rows = []
+    for task, count in EVAL_COUNTS.items():
+        seen = set()
+        while len([r for r in rows if r["task"] == task]) < count:
+            question, answer, _ = TASKS[task](rng, True)
+            if question in seen:
+                continue
+            seen.add(question)
+            messages = [{"role": "user", "content": question}]
+            if rng.random() < 0.15:
+                messages.insert(0, {"role": "system", "content": rng.choice(SYSTEM_PROMPTS)})
+            rows.append({"task": task, "messages": messages, "answer": answer})
+    return rows
+
+
+def write_jsonl(path: str, rows) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--train", type=int, default=150000, help="training conversations")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--tokenizer-rows", type=int, default=40000,
+                    help="how many training conversations go into tokenizer.txt")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    train = [train_row(random.Random(f"{args.seed}:train:{i}")) for i in range(args.train)]
+    evaluation = eval_rows(random.Random(f"{args.seed}:eval"))
+
+    # No evaluation question may occur as a training question (last user turn or earlier).
+    train_questions = {m["content"] for row in train for m in row["messages"] if m["role"] == "user"}
+    leaked = [r["messages"][-1]["content"] for r in evaluation if r["messages"][-1]["content"] in train_questions]
+    if leaked:
+        raise SystemExit(f"held-out questions found in training data: {leaked[:3]}")
+
+    write_jsonl(os.path.join(args.out, "train.jsonl"), train)
+    write_jsonl(os.path.join(args.out, "eval.jsonl"), evaluation)
+    renderer = ChatRenderer()
+    with open(os.path.join(args.out, "tokenizer.txt"), "w", encoding="utf-8") as f:
+        for row in train[:args.tokenizer_rows]:
+            prompt, completion = renderer.training_pair(row["messages"], row["enable_thinking"])
+            f.write(prompt + completion + "\n")
+    counts = {t: sum(r["task"] == t for r in train) for t in TASKS}
+    print(f"make_corpus: {len(train)} training conversations {counts}, {len(evaluation)} eval rows "
+          f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
