@@ -30,6 +30,9 @@ int runEvalTasks(const Args& args);
 // bench_commands.cpp
 int runBenchKernels(const Args& args);
 
+// quality_command.cpp
+int runBenchQuality(const Args& args);
+
 // chat_commands.cpp
 int runChatFormat(const Args& args);
 

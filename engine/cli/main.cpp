@@ -44,6 +44,12 @@ const std::vector<Command>& commands() {
             Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on
             GLM-5 decode shapes and GFLOP/s on prefill shapes, as a ratio to that bandwidth.
             --json: one JSON object per line, the last a summary.)"},
+      {"bench quality", {"json"}, strata::cli::runBenchQuality,
+       R"(bench quality --model HF_DIR [--tasks FILE.jsonl] [--text-file FILE] [--tokens N]
+            [--policies int8,default,...] [--limit N] [--work DIR] [--json]
+            For each quantization policy (converted into --work, default HF_DIR-quality) and
+            both kernel paths: teacher-forced top-1 agreement with f32, perplexity on held-out
+            text (--text-file, or the task set rendered with its answers) and task accuracy.)"},
       {"chat-format", {"add-generation-prompt"}, strata::cli::runChatFormat,
        R"(chat-format --messages FILE.json [--tools FILE.json] [--add-generation-prompt]
             [--enable-thinking 0|1] [--clear-thinking 0|1]
