@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Strata's developer entry point on Debian 12:
-#   tools/dev.sh run    install missing packages, build (Release), generate tokens with strata-cli
+#   tools/dev.sh run    install missing packages, build (Release), chat with the bundled tiny model
 #   tools/dev.sh test   install missing packages, build (Release), run every test suite (ctest)
 #   tools/dev.sh build  install missing packages and build only
 set -euo pipefail
@@ -35,8 +35,13 @@ case "${1:-}" in
     ;;
   run)
     configure_and_build
-    # Until the bundled tiny chat model lands, generate from the reference test checkpoint
-    # (random weights: the ids are meaningless, but every part of the forward pass runs).
+    model="$root/resources/models/strata-tiny"
+    if [ -f "$model/config.json" ]; then
+      echo "strata-cli chat --model $model"
+      exec "$build/engine/cli/strata-cli" chat --model "$model"
+    fi
+    # Without the bundled model, generate from the reference test checkpoint (random weights:
+    # the ids are meaningless, but every part of the forward pass runs).
     model="$root/tests/data/tiny-dsa"
     prompt="17,3,250,88,5,141,64,9,200,31,77,12"
     echo "strata-cli generate --model $model --tokens $prompt --max-new 32 --greedy"
