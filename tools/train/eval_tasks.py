@@ -63,12 +63,16 @@ def config_eos_ids(folder: str) -> set:
 
 
 def evaluate(model: ref.Glm5Model, tokenizer: TinyTokenizer, rows: list, eos: set, max_new: int = 96,
-             verbose: bool = False) -> dict:
+             verbose: bool = False, answers: list | None = None) -> dict:
     renderer = ChatRenderer()
     per_task = {}
     for row in rows:
         prompt = renderer.prompt(row["messages"])
-        generated = greedy_reply(model, tokenizer.encode(prompt), eos, max_new)
+        prompt_ids = tokenizer.encode(prompt)
+        generated = greedy_reply(model, prompt_ids, eos, max_new)
+        if answers is not None:
+            answers.append({"task": row["task"], "messages": row["messages"], "prompt_ids": prompt_ids,
+                            "generated_ids": generated, "max_new": max_new})
         reply = tokenizer.decode(generated)
         got = answer_from_generation(reply)
         ok = got == row["answer"]
@@ -102,6 +106,8 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="print every reply")
     ap.add_argument("--json", action="store_true", help="end with one JSON line")
     ap.add_argument("--json-out", help="also write the result JSON to this file")
+    ap.add_argument("--answers-out", help="write each row's prompt ids and greedy ids (eos excluded) "
+                    "as JSONL: the fixture the C++ engine's greedy answers are checked against")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -118,7 +124,12 @@ def main():
                 kept.append(row)
         rows = kept
     started = time.time()
-    result = evaluate(model, tokenizer, rows, config_eos_ids(args.model), args.max_new, args.verbose)
+    answers = [] if args.answers_out else None
+    result = evaluate(model, tokenizer, rows, config_eos_ids(args.model), args.max_new, args.verbose, answers)
+    if args.answers_out:
+        with open(args.answers_out, "w", encoding="utf-8") as f:
+            for answer in answers:
+                f.write(json.dumps(answer, ensure_ascii=False) + "\n")
     result["dtype"] = args.dtype
     result["seconds"] = round(time.time() - started, 1)
     print_table(result)
