@@ -58,8 +58,6 @@ void Matrix::row(int64_t r, float* out) const {
   }
 }
 
-namespace {
-
 // One weight row against n activation rows. Built for several instruction sets; the loader
 // picks the best for this CPU at start (GCC function multi-versioning), so the binary runs
 // on any x86-64 without -march=native.
@@ -75,8 +73,6 @@ void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, in
     yr[i * rows] = sum;
   }
 }
-
-}  // namespace
 
 void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config) {
   if (w.format() == WeightFormat::Int8 || w.format() == WeightFormat::Int4) {

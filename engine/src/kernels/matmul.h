@@ -23,6 +23,10 @@ struct KernelConfig {
 // y[n x W.rows] = x[n x W.cols] . W^T
 void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config = {});
 
+// yr[i * rows] = wr . x[i] for the n activation rows x[i] (cols values each): one weight row,
+// loaded once, against every input. Multi-versioned for AVX-512 / AVX2 / baseline x86-64.
+void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows, float* yr);
+
 // Dot product of two f32 vectors.
 inline float dot(const float* a, const float* b, int64_t len) {
   float sum = 0.0f;

@@ -14,7 +14,7 @@ void matmulDequant(const quant::QuantizedMatrix& w, const float* x, int64_t n, f
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < w.rows; ++r) {
       quant::dequantizeRow(w, r, row.data());
-      for (int64_t i = 0; i < n; ++i) y[i * w.rows + r] = dot(row.data(), x + i * w.cols, w.cols);
+      rowTimesInputs(row.data(), x, n, w.cols, w.rows, y + r);
     }
   }
 }
