@@ -308,6 +308,9 @@ def main():
     ap.add_argument("--stop-after-steps", type=int, default=None,
                     help="end this invocation (with a checkpoint) after this many steps; for testing --resume")
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--init-from", help="start from an exported model folder (same config and "
+                    "tokenizer, e.g. resources/models/strata-tiny) instead of random weights: "
+                    "a new schedule that continues an earlier run's training")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -330,6 +333,14 @@ def main():
         f.write("\n")
     cfg = ref.parse_config(config)
     weights = init_weights(cfg, args.seed)
+    if args.init_from and not resumed:
+        start = ref.dequantize_tensors(ref.read_checkpoint_files(args.init_from), cfg.weight_block_size)
+        with torch.no_grad():
+            for name, t in weights.items():
+                if name not in start or list(start[name].shape) != list(t.shape):
+                    sys.exit(f"train.py: --init-from {args.init_from}: tensor {name} is missing or "
+                             f"has another shape (the model config must match this run's)")
+                t.copy_(start[name].to(t.dtype))
     if resumed:
         with torch.no_grad():
             for name, t in weights.items():

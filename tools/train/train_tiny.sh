@@ -10,6 +10,8 @@
 #   --train-rows N  training conversations to generate (default 150000; small values for a smoke test)
 #   --resume     continue an interrupted run from its last checkpoint (corpus and tokenizer are
 #                reused; Ctrl-C or SIGTERM during training saves a checkpoint first)
+#   --init-from DIR  start from an exported model (e.g. the committed strata-tiny, copied out of
+#                --out first) instead of random weights: more training for an earlier run
 #
 # Needs Debian's python3-torch, python3-numpy, python3-jinja2 and python3-regex. Deterministic:
 # fixed seeds throughout; an interrupted and resumed run ends with the same weights.
@@ -20,6 +22,7 @@ out=$root/resources/models/strata-tiny
 steps=4000
 rows=150000
 resume=0
+init=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --work) work=$2; shift 2 ;;
@@ -27,7 +30,8 @@ while [ $# -gt 0 ]; do
     --steps) steps=$2; shift 2 ;;
     --train-rows) rows=$2; shift 2 ;;
     --resume) resume=1; shift ;;
-    *) echo "usage: $0 [--work DIR] [--out DIR] [--steps N] [--train-rows N] [--resume]" >&2; exit 2 ;;
+    --init-from) init=$2; shift 2 ;;
+    *) echo "usage: $0 [--work DIR] [--out DIR] [--steps N] [--train-rows N] [--resume] [--init-from DIR]" >&2; exit 2 ;;
   esac
 done
 
@@ -55,8 +59,14 @@ if [ "$resume" -eq 1 ] && [ -f "$work/run/checkpoint.pt" ]; then
     --out "$work/run" --resume
 else
   rm -rf "$work/run"
-  "$PYTHON" "$train/train.py" --corpus "$work/corpus" --tokenizer "$work/tokenizer.json" \
-    --out "$work/run" --steps "$steps" --dense-steps $((steps / 10))
+  if [ -n "$init" ]; then
+    # The indexers are trained already: no dense warm-up.
+    "$PYTHON" "$train/train.py" --corpus "$work/corpus" --tokenizer "$work/tokenizer.json" \
+      --out "$work/run" --steps "$steps" --dense-steps 0 --init-from "$init"
+  else
+    "$PYTHON" "$train/train.py" --corpus "$work/corpus" --tokenizer "$work/tokenizer.json" \
+      --out "$work/run" --steps "$steps" --dense-steps $((steps / 10))
+  fi
 fi
 
 echo "== export to $out"
