@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/files.h"
+#include "core/text.h"
 #include "convert/journal.h"
 #include "convert/plan.h"
 #include "convert/policy.h"
@@ -25,11 +27,6 @@ namespace fs = std::filesystem;
 using namespace convert;
 
 namespace {
-
-bool pathExists(const fs::path& path) {
-  std::error_code error;
-  return fs::exists(path, error);
-}
 
 bool emptyButWorkDir(const fs::path& dir) {
   std::error_code error;

@@ -5,24 +5,14 @@
 #include <cctype>
 #include <map>
 
+#include "core/files.h"
+#include "core/text.h"
 #include "strata/error.h"
 
 namespace strata::convert {
 namespace {
 
 constexpr const char* kProjectionNames[3] = {"gate_proj", "up_proj", "down_proj"};
-
-std::string inQuotes(std::string_view name) {
-  std::string result(1, '\'');
-  result.append(name).push_back('\'');
-  return result;
-}
-
-std::string shapeString(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 bool isScale(const std::string& name) {
   const std::string suffix = "_scale_inv";

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/files.h"
+#include "core/text.h"
 #include "io/container_format.h"
 #include "quant/convert.h"
 #include "strata/error.h"
@@ -26,32 +28,6 @@ namespace {
 constexpr const char* kIndexName = "model.safetensors.index.json";
 constexpr const char* kSingleName = "model.safetensors";
 constexpr const char* kScaleSuffix = "_scale_inv";
-
-std::string inQuotes(std::string_view name) {
-  std::string result(1, '\'');
-  result.append(name).push_back('\'');
-  return result;
-}
-
-std::string shapeString(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-bool pathExists(const fs::path& path) {
-  std::error_code error;
-  return fs::exists(path, error);
-}
-
-std::string readText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path.string() + ": read error");
-  return text.str();
-}
 
 bool endsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -124,7 +100,7 @@ SourceTable buildTable(const fs::path& dir, std::vector<std::optional<io::Tensor
   const fs::path indexPath = dir / kIndexName;
   std::map<std::string, std::vector<std::string>> shardTensors;  // sorted by shard name
   if (pathExists(indexPath)) {
-    table.indexText = readText(indexPath);
+    table.indexText = readTextFile(indexPath);
     json root;
     try {
       root = json::parse(table.indexText);
@@ -261,7 +237,7 @@ SourceCheckpoint SourceCheckpoint::open(const fs::path& dir, const SourceTable* 
   if (!pathExists(dir)) throw Error(dir.string() + ": no such directory");
   if (!pathExists(configPath))
     throw Error(dir.string() + ": config.json is missing (not a Hugging Face model folder?)");
-  const std::string configText = readText(configPath);
+  const std::string configText = readTextFile(configPath);
   source.config_ = model::parseModelConfig(configText, configPath.string());
 
   if (saved == nullptr) {

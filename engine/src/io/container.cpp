@@ -13,6 +13,8 @@
 #include <sstream>
 #include <utility>
 
+#include "core/files.h"
+#include "core/text.h"
 #include "quant/convert.h"
 #include "strata/error.h"
 
@@ -21,31 +23,6 @@ namespace strata::io {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string inQuotes(std::string_view name) {
-  std::string result(1, '\'');
-  result.append(name).push_back('\'');
-  return result;
-}
-
-std::string shapeString(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-bool pathExists(const fs::path& path) {
-  std::error_code error;
-  return fs::exists(path, error);
-}
-
-std::string readText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 const char* kPartNames[3] = {"gate_proj", "up_proj", "down_proj"};
 
@@ -87,7 +64,7 @@ Container Container::open(const fs::path& dir) {
                 "(rerun `strata-cli convert` with the same --out to resume it)");
   Container c;
   c.dir_ = dir;
-  c.manifest_ = parseManifest(readText(manifestPath), manifestPath.string());
+  c.manifest_ = parseManifest(readTextFile(manifestPath), manifestPath.string());
   for (const std::string& name : c.manifest_.copiedFiles)
     if (!pathExists(dir / name))
       throw Error((dir / name).string() + ": listed in " + kManifestName + " but missing");

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/files.h"
+#include "core/text.h"
 #include "quant/int_quant.h"
 #include "strata/error.h"
 
@@ -13,12 +15,6 @@ namespace {
 using ordered_json = nlohmann::ordered_json;
 
 uint64_t roundUp(uint64_t value, uint64_t unit) { return (value + unit - 1) / unit * unit; }
-
-std::string inQuotes(std::string_view name) {
-  std::string result(1, '\'');
-  result.append(name).push_back('\'');
-  return result;
-}
 
 // The keys naming an expert's three tensors in the "experts" metadata.
 const char* kProjectionKeys[3] = {"gate", "up", "down"};

@@ -18,6 +18,8 @@
 #include <utility>
 #include <xxhash.h>
 
+#include "core/files.h"
+#include "core/text.h"
 #include "quant/convert.h"
 #include "strata/error.h"
 
@@ -76,20 +78,6 @@ namespace {
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 constexpr const char* kIndexFileName = "model.safetensors.index.json";
 constexpr const char* kSingleFileName = "model.safetensors";
-
-// (Not named `quoted`: ADL would find std::quoted for std::string arguments.)
-// Built by appending: GCC 12 warns falsely (-Wrestrict, bug 105329) on "'" + std::string(..).
-std::string inQuotes(std::string_view name) {
-  std::string result(1, '\'');
-  result.append(name).push_back('\'');
-  return result;
-}
-
-std::string shapeString(std::span<const int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 // pread until `size` bytes are in; a zero return before that means the file is shorter than
 // its header promised.
@@ -286,15 +274,6 @@ ParsedHeader readHeader(int fd, const fs::path& path, uint64_t fileSize, int fil
   return parsed;
 }
 
-std::string readTextFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path.string() + ": read error");
-  return text.str();
-}
-
 // Shards must sit in the checkpoint directory (or below it): an index naming "../x" or an
 // absolute path could make us read files the user never pointed us at.
 bool escapesDirectory(const std::string& name) {
@@ -308,11 +287,6 @@ bool escapesDirectory(const std::string& name) {
 
 // std::filesystem::exists without its filesystem_error: the engine throws only strata::Error, and
 // an unreadable path fails with a clear message when we open it.
-bool pathExists(const fs::path& path) {
-  std::error_code error;
-  return fs::exists(path, error);
-}
-
 }  // namespace
 
 TensorStore::TensorStore(TensorStore&& other) noexcept

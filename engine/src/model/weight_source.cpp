@@ -1,5 +1,7 @@
 #include "model/weight_source.h"
 
+#include "core/files.h"
+#include "core/text.h"
 #include "io/container.h"
 #include "io/safetensors.h"
 #include "strata/error.h"
@@ -8,12 +10,6 @@ namespace strata::model {
 namespace {
 
 using kernels::Matrix;
-
-std::string shapeString(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 class CheckpointSource final : public WeightSource {
  public:
