@@ -35,28 +35,11 @@ import json
 import pathlib
 import sys
 
-import jinja2
-import jinja2.ext
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from hf_template import TEMPLATE_PATH as TEMPLATE, compile_template  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT.parent / "shared" / "reference" / "glm-4.7-chat_template.jinja"
 OUT_DIR = ROOT / "tests" / "data" / "chat_format"
-
-
-def compile_template(text):
-    def raise_exception(message):
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
-                          sort_keys=sort_keys)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[jinja2.ext.loopcontrols])
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    return env.from_string(text)
 
 
 def normalize(messages):

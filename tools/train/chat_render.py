@@ -19,32 +19,15 @@ Only completion tokens carry loss.
 
 from __future__ import annotations
 
-import json
 import os
 
-import jinja2
-import jinja2.ext
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "chat_format"))
+from hf_template import TEMPLATE_PATH, compile_template  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TEMPLATE_PATH = os.path.normpath(os.path.join(ROOT, "..", "shared", "reference",
-                                              "glm-4.7-chat_template.jinja"))
 END_OF_TURN = "<|user|>"  # the token the model emits after its answer (an eos id)
-
-
-def compile_template(text: str):
-    def raise_exception(message):
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
-                          sort_keys=sort_keys)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[jinja2.ext.loopcontrols])
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    return env.from_string(text)
 
 
 class ChatRenderer:
