@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "checkpoint_writer.h"
+#include "error_check.h"
 #include "fixtures.h"
 #include "io/container.h"
 #include "io/container_writer.h"
@@ -28,19 +29,6 @@ using namespace strata::io;
 namespace quant = strata::quant;
 
 namespace {
-
-template <typename F>
-QString errorOf(F action, const QStringList& parts) {
-  try {
-    action();
-  } catch (const strata::Error& e) {
-    const QString message = QString::fromUtf8(e.what());
-    for (const QString& part : parts)
-      if (!message.contains(part)) return QString("message \"%1\" lacks \"%2\"").arg(message, part);
-    return {};
-  }
-  return "no error was thrown";
-}
 
 #define EXPECT_ERROR(action, ...)                                  \
   do {                                                             \

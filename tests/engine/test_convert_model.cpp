@@ -17,6 +17,7 @@
 #include "checkpoint_writer.h"
 #include "convert/converter.h"
 #include "convert/source.h"
+#include "error_check.h"
 #include "fixtures.h"
 #include "io/container.h"
 #include "io/safetensors.h"
@@ -102,19 +103,6 @@ QString checkBound(const std::string& name, const std::vector<float>& src,
               .arg(bound);
     }
   return {};
-}
-
-template <typename F>
-QString errorOf(F action, const QStringList& parts) {
-  try {
-    action();
-  } catch (const strata::Error& e) {
-    const QString message = QString::fromUtf8(e.what());
-    for (const QString& part : parts)
-      if (!message.contains(part)) return QString("message \"%1\" lacks \"%2\"").arg(message, part);
-    return {};
-  }
-  return "no error was thrown";
 }
 
 // The unit of work that converts a source tensor: its expert, or the tensor itself.

@@ -26,7 +26,6 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "chat_format"))
 from hf_template import TEMPLATE_PATH, compile_template  # noqa: E402
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 END_OF_TURN = "<|user|>"  # the token the model emits after its answer (an eos id)
 
 
