@@ -7,7 +7,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
-packages=(cmake ninja-build g++ pkg-config libspdlog-dev nlohmann-json3-dev libxxhash-dev
+packages=(cmake ninja-build g++ pkg-config libspdlog-dev nlohmann-json3-dev libxxhash-dev liburing-dev
           libpcre2-dev libutf8proc-dev qt6-base-dev)
 
 install_missing_packages() {

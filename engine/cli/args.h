@@ -64,6 +64,14 @@ inline int parseInt(const std::string& text, const std::string& what) {
   return value;
 }
 
+inline double parseDouble(const std::string& text, const std::string& what) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    throw UsageError(what + ": '" + text + "' is not a number");
+  return value;
+}
+
 // "1,2,3" -> {1, 2, 3}
 inline std::vector<int32_t> parseIds(const std::string& text, const std::string& what) {
   std::vector<int32_t> ids;

@@ -30,6 +30,12 @@ int runEvalTasks(const Args& args);
 // bench_commands.cpp
 int runBenchKernels(const Args& args);
 
+// cache_bench_command.cpp
+int runBenchCache(const Args& args);
+
+// decode_bench_command.cpp
+int runBenchDecode(const Args& args);
+
 // quality_command.cpp
 int runBenchQuality(const Args& args);
 
@@ -43,6 +49,9 @@ int runBenchTokenizer(const Args& args);
 
 // convert_commands.cpp
 int runConvert(const Args& args);
+
+// synth_command.cpp
+int runSynth(const Args& args);
 
 // inspect_commands.cpp
 int runInspect(const Args& args);

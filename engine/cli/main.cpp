@@ -44,6 +44,25 @@ const std::vector<Command>& commands() {
             Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on
             GLM-5 decode shapes and GFLOP/s on prefill shapes, as a ratio to that bandwidth.
             --json: one JSON object per line, the last a summary.)"},
+      {"bench cache", {"json"}, strata::cli::runBenchCache,
+       R"(bench cache --trace FILE [--capacity-fraction F | --capacity N] [--json]
+            Replays a routing trace (JSON lines, see engine/src/tier/routing_trace.h)
+            through each expert-cache replacement policy and Belady's optimal offline
+            policy; capacity in experts, default 20% of layers x experts. Hit rates count
+            every access from a cold cache. --json: one object per policy with "policy",
+            "hit_rate", "belady_hit_rate", "ratio", "capacity", "accesses", "default".)"},
+      {"bench decode", {"json", "no-prefetch", "page-cache"}, strata::cli::runBenchDecode,
+       R"(bench decode --model DIR (--ram-gb X | --expert-fraction F) [--io direct|buffered|uring]
+            [--io-depth N] [--tokens N] [--prompt-tokens N] [--policy NAME] [--pinned-fraction F]
+            [--no-prefetch] [--page-cache] [--context TOKENS] [--threads N] [--record-trace FILE]
+            [--json]
+            Decode speed of a container whose experts stream from disk under a memory budget
+            (--ram-gb, or what the model needs besides experts plus a fraction F of the expert
+            bytes). Measures disk and memory bandwidth in the same run; the limit per token is
+            max(bytes read / disk bandwidth, weight bytes touched / memory bandwidth). --json: the
+            last line is one JSON object (tok_s, limit_tok_s, ratio, hit_rate,
+            bytes_read_per_token, peak_rss_bytes, budget_bytes, ...). --record-trace writes the
+            routing trace that `bench cache` replays.)"},
       {"bench quality", {"json"}, strata::cli::runBenchQuality,
        R"(bench quality --model HF_DIR [--tasks FILE.jsonl] [--text-file FILE] [--tokens N]
             [--policies int8,default,...] [--limit N] [--work DIR] [--json]
@@ -75,6 +94,15 @@ const std::vector<Command>& commands() {
             a Strata container. NAME: default (routed experts int4 group 32, the rest int8),
             int8, int4-g32, int4-g64, int4-g128, int4-row. Resumable: rerun the same command
             after an interruption. --delete-input removes each source shard once converted.)"},
+      {"synth", {}, strata::cli::runSynth,
+       R"(synth     --out DIR (--preset medium|large | --from-config FILE) [--zipf S] [--seed N]
+            [--threads N]
+            Writes a synthetic GLM-5-shaped model with random weights (gibberish by design)
+            as a Strata container, stored as convert --policy default would store it: for
+            benchmarks without a download. medium: hidden 2048, 10 layers, 128 experts top-8
+            (~5.7B parameters, ~3.7 GB); large: 16 layers. FILE: any glm_moe_dsa config.json.
+            Expert popularity per MoE layer follows 1/rank^S (default 1; 0 uniform). Same
+            seed, same bytes. DIR must be new or empty.)"},
       {"inspect", {}, strata::cli::runInspect,
        R"(inspect   DIR [--context TOKENS]
             One screen about a model folder (Hugging Face or Strata container) and whether it

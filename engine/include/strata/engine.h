@@ -12,6 +12,7 @@
 
 #include "strata/error.h"
 #include "strata/sampling.h"
+#include "strata/tiers.h"
 #include "strata/tokenizer.h"
 
 namespace strata {
@@ -37,6 +38,8 @@ struct EngineSettings {
   KernelPath kernelPath = KernelPath::Automatic;
   // Diagnostics: attend to every visible key, ignoring the DSA indexer's top-k.
   bool denseAttention = false;
+  // Memory budget and expert streaming (strata/tiers.h). Streaming needs a Strata container.
+  MemorySettings memory;
 };
 
 struct ModelInfo {
@@ -46,7 +49,8 @@ struct ModelInfo {
   int layerCount = 0;
   bool hasMtp = false;
   std::vector<int> eosTokenIds;
-  int64_t residentBytes = 0;  // weights held in memory
+  int64_t residentBytes = 0;  // weights held in memory at open (streamed experts not included)
+  MemoryPlan plan;            // how memory is divided (plan.streaming: experts stream)
 };
 
 struct GenerateOptions {
@@ -109,12 +113,24 @@ class Engine {
  public:
   static std::unique_ptr<Engine> open(const std::filesystem::path& modelDir,
                                       const EngineSettings& settings = {});
+  // What open() would allocate, from the model's files alone. Throws strata::Error with the
+  // numbers when the memory budget cannot hold the minimum (open() refuses the same way).
+  static MemoryPlan plan(const std::filesystem::path& modelDir, const EngineSettings& settings = {});
   virtual ~Engine() = default;
 
   virtual const ModelInfo& info() const = 0;
   // The model's tokenizer (tokenizer.json in the model folder), or nullptr if it has none.
   virtual const Tokenizer* tokenizer() const = 0;
   virtual std::unique_ptr<Session> newSession() = 0;
+
+  // Expert tiers: heat, tier of every expert, counters, memory. Cheap (poll it 10 times a
+  // second); streaming is false when every expert is simply resident.
+  virtual TierSnapshot tierSnapshot() const = 0;
+  // Live retune while sessions run (ignored when not streaming, but threads always apply).
+  virtual void retune(const TierTuning& tuning) = 0;
+  virtual void setThreads(int threads) = 0;
+  // Called with every MoE layer's experts at each step (routing traces); {} to stop.
+  virtual void observeRouting(std::function<void(int64_t step, int layer, std::span<const int> experts)> observer) = 0;
 };
 
 // Index of the largest logit; ties go to the lowest index.

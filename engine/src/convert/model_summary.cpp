@@ -152,6 +152,9 @@ ModelSummary inspectModel(const fs::path& dir) {
     summarizeContainer(s);
   else
     summarizeCheckpoint(s);
+  // `strata-cli synth` marks its random-weight models here (synth/synthetic_config.h).
+  if (root.is_object() && root.contains("strata_synthetic"))
+    s.weightFormat += ", synthetic (random weights)";
   std::sort(s.census.begin(), s.census.end(),
             [](const TensorCensusRow& a, const TensorCensusRow& b) { return a.bytes > b.bytes; });
   return s;

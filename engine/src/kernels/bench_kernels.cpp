@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/int_dot.h"
+#include "kernels/memory_bandwidth.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_matmul.h"
 #include "quant/int_quant.h"
@@ -16,38 +17,6 @@
 
 namespace strata {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-template <typename Fn>
-double medianSeconds(int repeats, Fn&& run) {
-  run();  // warm-up: page faults, thread start
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = Clock::now();
-    run();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
-}
-
-// Sum of a large buffer with `threads` threads: the read bandwidth kernels can hope for.
-// Integer adds are associative, so the compiler vectorizes the loop freely and it is bound
-// by memory, not by a chain of dependent adds.
-double memoryReadGbps(const std::vector<uint64_t>& buffer, int threads, int repeats) {
-  volatile uint64_t sink = 0;
-  const int64_t n = static_cast<int64_t>(buffer.size());
-  const uint64_t* data = buffer.data();
-  const double seconds = medianSeconds(repeats, [&] {
-    uint64_t total = 0;
-#pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static)
-    for (int64_t i = 0; i < n; ++i) total += data[i];
-    sink = total;
-  });
-  (void)sink;
-  return static_cast<double>(buffer.size() * sizeof(uint64_t)) / seconds / 1e9;
-}
 
 std::vector<float> randomMatrix(int64_t count, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -1,13 +1,19 @@
 // The public Engine and Session, wired to the model internals.
 #include <algorithm>
+#include <atomic>
+#include <optional>
 
 #include "core/logging.h"
+#include "io/container.h"
 #include "io/safetensors.h"
 #include "model/config.h"
 #include "model/session.h"
 #include "model/transformer.h"
 #include "model/weights.h"
 #include "strata/engine.h"
+#include "tier/expert_store.h"
+#include "tier/memory_plan.h"
+#include "tier/usage_history.h"
 
 namespace strata {
 namespace {
@@ -37,17 +43,71 @@ kernels::KernelConfig kernelConfig(KernelPath path) {
   return {};
 }
 
+model::WeightPrecision weightPrecision(const EngineSettings& s) {
+  return s.precision == Precision::Native ? model::WeightPrecision::Native
+                                          : model::WeightPrecision::F32;
+}
+
+// A Hugging Face checkpoint cannot stream: everything is resident, estimated from its headers.
+MemoryPlan checkpointPlan(const std::filesystem::path& dir, const model::ModelConfig& config,
+                          const EngineSettings& settings) {
+  MemoryPlan plan = tier::planMemory(config, nullptr, weightPrecision(settings), settings.memory);
+  const io::TensorStore store = io::TensorStore::openDirectory(dir);
+  const bool native = settings.precision == Precision::Native;
+  for (const std::string& name : store.names()) {
+    const io::TensorInfo& t = store.get(name);
+    if (name.ends_with("_scale_inv")) continue;  // FP8 scales are folded into the weights
+    const bool narrow = native && (t.dtype == io::DType::BF16 || t.dtype == io::DType::F16);
+    plan.residentBytes += t.elementCount() * (narrow ? 2 : 4);
+  }
+  return plan;
+}
+
+tier::StoreSettings storeSettings(const MemoryPlan& plan, const MemorySettings& m) {
+  tier::StoreSettings s;
+  s.cacheBytes = plan.cacheBytes;
+  s.pinnedBytes = plan.pinnedBytes;
+  s.io = m.io;
+  s.prefetch = m.prefetch;
+  s.pageCache = m.pageCache;
+  s.ioDepth = m.ioDepth;
+  s.policy = tier::defaultCachePolicy();
+  if (!m.cachePolicy.empty()) {
+    const auto policy = tier::parseCachePolicy(m.cachePolicy);
+    if (!policy) throw Error("unknown cache policy '" + m.cachePolicy + "' (lru, slru, arc, tinylfu)");
+    s.policy = *policy;
+  }
+  if (m.pageCache && m.io != IoBackend::Buffered)
+    throw Error("the page cache tier needs buffered I/O (direct I/O and io_uring bypass it)");
+  return s;
+}
+
 class EngineImpl final : public Engine {
  public:
   EngineImpl(const std::filesystem::path& dir, const EngineSettings& settings)
-      : settings_(settings), config_(model::loadModelConfig(dir / "config.json")) {
+      : settings_(settings), config_(model::loadModelConfig(dir / "config.json")),
+        threads_(settings.threads) {
     model::useThreads(settings.threads);
+    const auto precision = weightPrecision(settings);
+    std::optional<io::Container> container;
+    if (io::Container::isContainer(dir)) container = io::Container::open(dir);
+    // Plan before loading anything: a budget that cannot work fails in a second, not after
+    // minutes of reading weights.
+    info_.plan = container ? tier::planMemory(config_, &*container, precision, settings.memory)
+                           : checkpointPlan(dir, config_, settings);
     // A Hugging Face checkpoint or a Strata container (model/weight_source.h).
     const auto source = model::openWeightSource(dir, config_);
-    const auto precision = settings.precision == Precision::Native ? model::WeightPrecision::Native
-                                                                   : model::WeightPrecision::F32;
     weights_ = model::loadModelWeights(config_, *source, precision);
-    experts_ = model::loadResidentExperts(config_, *source, precision);
+    if (info_.plan.streaming) {
+      tier::UsageCounts history = loadHistory(*container);
+      auto store = std::make_unique<tier::ExpertStore>(std::move(*container),
+                                                      storeSettings(info_.plan, settings.memory),
+                                                      std::move(history));
+      store_ = store.get();
+      experts_ = std::move(store);
+    } else {
+      experts_ = model::loadResidentExperts(config_, *source, precision);
+    }
     transformer_ = std::make_unique<Transformer>(config_, weights_, *experts_,
                                                  forwardOptions(settings),
                                                  kernelConfig(settings.kernelPath));
@@ -69,15 +129,59 @@ class EngineImpl final : public Engine {
   const ModelInfo& info() const override { return info_; }
   const Tokenizer* tokenizer() const override { return tokenizer_.get(); }
 
+  ~EngineImpl() override {
+    if (!store_ || historyPath_.empty()) return;
+    try {
+      tier::saveUsageHistory(historyPath_, store_->layers(), store_->expertsPerLayer(), store_->usage());
+    } catch (const std::exception& e) {
+      log().warn("could not save the expert usage history: {}", e.what());
+    }
+  }
+
   std::unique_ptr<Session> newSession() override {
-    return std::make_unique<model::SessionImpl>(*transformer_, tokenizer_.get(), settings_.threads);
+    return std::make_unique<model::SessionImpl>(*transformer_, tokenizer_.get(), threads_);
+  }
+
+  TierSnapshot tierSnapshot() const override {
+    if (store_) {
+      TierSnapshot snap = store_->snapshot();
+      snap.residentBytes = info_.residentBytes;
+      return snap;
+    }
+    TierSnapshot snap;
+    snap.residentBytes = info_.residentBytes + experts_->residentBytes();
+    return snap;
+  }
+
+  void retune(const TierTuning& tuning) override {
+    if (store_) store_->retune(tuning);
+  }
+
+  void setThreads(int threads) override { threads_.store(threads); }
+
+  void observeRouting(std::function<void(int64_t, int, std::span<const int>)> observer) override {
+    if (!store_) throw Error("routing is observed on streaming models only (a container opened with a memory budget)");
+    store_->setTraceSink(std::move(observer));
   }
 
  private:
+  // The usage history of this model in the user's data folder (empty without one).
+  tier::UsageCounts loadHistory(const io::Container& c) {
+    const std::filesystem::path& data = settings_.memory.dataDirectory;
+    if (data.empty()) return {};
+    historyPath_ = tier::usageHistoryPath(data, c);
+    std::vector<int> layers = c.expertLayers();
+    return tier::loadUsageHistory(historyPath_, layers, c.expertCount(layers.front()));
+  }
+
+
   EngineSettings settings_;
   model::ModelConfig config_;
   model::ModelWeights weights_;
   std::unique_ptr<model::ExpertSource> experts_;
+  tier::ExpertStore* store_ = nullptr;  // experts_ when streaming
+  std::filesystem::path historyPath_;
+  std::atomic<int> threads_;
   std::unique_ptr<Transformer> transformer_;
   std::unique_ptr<Tokenizer> tokenizer_;
   ModelInfo info_;
@@ -90,6 +194,15 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& modelDir,
   if (!std::filesystem::is_directory(modelDir))
     throw Error(modelDir.string() + ": not a model directory (expected config.json and safetensors files)");
   return std::make_unique<EngineImpl>(modelDir, settings);
+}
+
+MemoryPlan Engine::plan(const std::filesystem::path& modelDir, const EngineSettings& settings) {
+  if (!std::filesystem::is_directory(modelDir))
+    throw Error(modelDir.string() + ": not a model directory (expected config.json and safetensors files)");
+  const model::ModelConfig config = model::loadModelConfig(modelDir / "config.json");
+  if (!io::Container::isContainer(modelDir)) return checkpointPlan(modelDir, config, settings);
+  const io::Container container = io::Container::open(modelDir);
+  return tier::planMemory(config, &container, weightPrecision(settings), settings.memory);
 }
 
 int32_t argmax(std::span<const float> logits) {

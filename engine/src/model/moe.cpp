@@ -1,6 +1,7 @@
 #include "model/moe.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "kernels/matmul.h"
@@ -60,10 +61,11 @@ void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, floa
 namespace {
 
 // Each selected expert runs once over every row that chose it (one read of its weights per
-// batch, which is what makes streaming experts from disk viable).
+// batch, which is what makes streaming experts from disk viable). The experts already in memory
+// run first, while the source reads the others.
 void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
                 const std::vector<RoutingDecision>& routes, const float* x, int64_t count,
-                float* out) {
+                float* out, const std::function<void()>& whileReading) {
   const ModelConfig& c = ctx.config;
   const int64_t hidden = c.hiddenSize;
   std::vector<std::vector<std::pair<int64_t, float>>> users(static_cast<size_t>(c.nRoutedExperts));
@@ -71,49 +73,95 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
     const RoutingDecision& r = routes[static_cast<size_t>(row)];
     for (size_t j = 0; j < r.experts.size(); ++j) users[r.experts[j]].push_back({row, r.weights[j]});
   }
+  std::vector<int> needed;
+  for (int e = 0; e < c.nRoutedExperts; ++e)
+    if (!users[static_cast<size_t>(e)].empty()) needed.push_back(e);
+  experts.prefetch(layer, needed, /*predicted=*/false);
+  if (whileReading) whileReading();
+
   std::vector<float> gathered;
   std::vector<float> result;
-  for (int e = 0; e < c.nRoutedExperts; ++e) {
+  auto apply = [&](int e, const FeedForwardWeights& w) {
     const auto& rows = users[static_cast<size_t>(e)];
-    if (rows.empty()) continue;
     const int64_t m = static_cast<int64_t>(rows.size());
     gathered.resize(static_cast<size_t>(m * hidden));
     result.resize(static_cast<size_t>(m * hidden));
     for (int64_t i = 0; i < m; ++i)
       std::copy(x + rows[i].first * hidden, x + (rows[i].first + 1) * hidden,
                 gathered.begin() + i * hidden);
-    feedForward(experts.expert(layer, e), gathered.data(), m, result.data(), ctx.kernels);
+    feedForward(w, gathered.data(), m, result.data(), ctx.kernels);
     for (int64_t i = 0; i < m; ++i) {
       float* dst = out + rows[i].first * hidden;
       const float* src = result.data() + i * hidden;
       for (int64_t k = 0; k < hidden; ++k) dst[k] += rows[i].second * src[k];
+    }
+  };
+  // Each expert adds into `out` exactly once, in ascending order whatever arrives first, so
+  // the result is bit-identical to computing with everything resident.
+  std::vector<ExpertHandle> ready(needed.size());
+  size_t next = 0;
+  while (next < needed.size()) {
+    for (size_t i = next; i < needed.size(); ++i)
+      if (!ready[i]) ready[i] = experts.tryGet(layer, needed[i]);
+    if (!ready[next]) ready[next] = experts.get(layer, needed[next]);
+    while (next < needed.size() && ready[next]) {
+      apply(needed[next], *ready[next]);
+      ready[next].reset();
+      ++next;
     }
   }
 }
 
 }  // namespace
 
+std::vector<RoutingDecision> routeRows(const ModelConfig& c, const RouterWeights& router,
+                                       const float* x, int64_t count) {
+  std::vector<float> logits(static_cast<size_t>(count * c.nRoutedExperts));
+  kernels::matmul(router.gate, x, count, logits.data());
+  std::vector<RoutingDecision> routes(static_cast<size_t>(count));
+  for (int64_t row = 0; row < count; ++row)
+    routes[row] = route(c, router, logits.data() + row * c.nRoutedExperts);
+  return routes;
+}
+
+std::vector<int> predictExperts(const ModelConfig& c, const LayerWeights& later,
+                                const float* residual, int64_t count) {
+  std::vector<float> normed(static_cast<size_t>(count * c.hiddenSize));
+  for (int64_t s = 0; s < count; ++s)
+    rmsNorm(residual + s * c.hiddenSize, later.postAttentionNorm.data(), c.hiddenSize,
+            c.rmsNormEps, normed.data() + s * c.hiddenSize);
+  std::vector<bool> chosen(static_cast<size_t>(c.nRoutedExperts), false);
+  for (const RoutingDecision& d : routeRows(c, later.router, normed.data(), count))
+    for (int e : d.experts) chosen[static_cast<size_t>(e)] = true;
+  std::vector<int> experts;
+  for (int e = 0; e < c.nRoutedExperts; ++e)
+    if (chosen[static_cast<size_t>(e)]) experts.push_back(e);
+  return experts;
+}
+
 void runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& experts,
-            const float* x, int64_t count, float* out) {
+            const float* x, int64_t count, float* out, const LayerWeights* next,
+            const float* residual) {
   const ModelConfig& c = ctx.config;
   if (!layer.isMoe) {
     feedForward(layer.dense, x, count, out, ctx.kernels);
     return;
   }
-  // 1. Router logits in f32 for the whole batch.
-  std::vector<float> logits(static_cast<size_t>(count * c.nRoutedExperts));
-  kernels::matmul(layer.router.gate, x, count, logits.data());
-  std::vector<RoutingDecision> routes(static_cast<size_t>(count));
-  for (int64_t row = 0; row < count; ++row)
-    routes[row] = route(c, layer.router, logits.data() + row * c.nRoutedExperts);
-
+  const std::vector<RoutingDecision> routes = routeRows(c, layer.router, x, count);
   std::fill(out, out + count * c.hiddenSize, 0.0f);
-  runExperts(ctx, layer.index, experts, routes, x, count, out);
-  if (layer.sharedExperts) {
-    std::vector<float> shared(static_cast<size_t>(count * c.hiddenSize));
-    feedForward(*layer.sharedExperts, x, count, shared.data(), ctx.kernels);
-    for (size_t i = 0; i < shared.size(); ++i) out[i] += shared[i];
-  }
+  // While this layer's missing experts load: predict the next layer's and queue them behind,
+  // then run the shared experts (always resident).
+  std::vector<float> shared;
+  auto whileReading = [&] {
+    if (next && residual && experts.wantsPrediction())
+      experts.prefetch(next->index, predictExperts(c, *next, residual, count), /*predicted=*/true);
+    if (layer.sharedExperts) {
+      shared.resize(static_cast<size_t>(count * c.hiddenSize));
+      feedForward(*layer.sharedExperts, x, count, shared.data(), ctx.kernels);
+    }
+  };
+  runExperts(ctx, layer.index, experts, routes, x, count, out, whileReading);
+  for (size_t i = 0; i < shared.size(); ++i) out[i] += shared[i];
 }
 
 }  // namespace strata::model

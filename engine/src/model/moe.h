@@ -21,8 +21,19 @@ RoutingDecision route(const ModelConfig& config, const RouterWeights& router, co
 void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, float* out,
                  const kernels::KernelConfig& kernels);
 
-// out[count x H] = MLP(x); MoE layers look routed experts up in `experts`.
+// Routes every row of x [count x H] (the router runs in f32).
+std::vector<RoutingDecision> routeRows(const ModelConfig& config, const RouterWeights& router,
+                                       const float* x, int64_t count);
+
+// The experts a later MoE layer will probably pick, for prefetching: its router applied to this
+// layer's residual stream (normalized with the later layer's norm). Sorted, unique.
+std::vector<int> predictExperts(const ModelConfig& config, const LayerWeights& later,
+                                const float* residual, int64_t count);
+
+// out[count x H] = MLP(x); MoE layers look routed experts up in `experts`. `next`, when given,
+// is the next MoE layer: while this layer's experts compute, its predicted experts are read.
 void runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& experts,
-            const float* x, int64_t count, float* out);
+            const float* x, int64_t count, float* out, const LayerWeights* next = nullptr,
+            const float* residual = nullptr);
 
 }  // namespace strata::model

@@ -12,7 +12,8 @@ void useThreads(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
 }
 
-SessionImpl::SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer, int threads)
+SessionImpl::SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer,
+                         const std::atomic<int>& threads)
     : transformer_(transformer),
       tokenizer_(tokenizer),
       threads_(threads),
@@ -20,7 +21,7 @@ SessionImpl::SessionImpl(const Transformer& transformer, const Tokenizer* tokeni
       mtpCache_(transformer.newMtpCache()) {}
 
 Session::StepResult SessionImpl::append(std::span<const int32_t> tokens) {
-  useThreads(threads_);
+  useThreads(threads_.load());
   StepResult r;
   if (tokens.empty()) return r;
   r.hidden = transformer_.forward(tokens, cache_);  // validates ids before touching the cache
@@ -31,7 +32,7 @@ Session::StepResult SessionImpl::append(std::span<const int32_t> tokens) {
 
 std::vector<float> SessionImpl::appendMtp(std::span<const float> hidden,
                                           std::span<const int32_t> nextTokens) {
-  useThreads(threads_);
+  useThreads(threads_.load());
   const size_t width = static_cast<size_t>(transformer_.config().hiddenSize);
   if (hidden.size() != nextTokens.size() * width)
     throw Error("appendMtp: " + std::to_string(nextTokens.size()) + " tokens need " +

@@ -1,5 +1,6 @@
 #pragma once
 // A conversation's state over the shared model: its KV caches and the token ids they hold.
+#include <atomic>
 #include <vector>
 
 #include "model/transformer.h"
@@ -9,8 +10,10 @@ namespace strata::model {
 
 class SessionImpl final : public Session {
  public:
-  // `tokenizer` may be null (no text out, no stop strings). Both must outlive the session.
-  SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer, int threads);
+  // `tokenizer` may be null (no text out, no stop strings). All three must outlive the
+  // session; `threads` is the engine's (live-tunable) setting, read at every call.
+  SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer,
+              const std::atomic<int>& threads);
 
   StepResult append(std::span<const int32_t> tokens) override;
   std::vector<float> appendMtp(std::span<const float> hidden,
@@ -28,7 +31,7 @@ class SessionImpl final : public Session {
  private:
   const Transformer& transformer_;
   const Tokenizer* tokenizer_;
-  int threads_;
+  const std::atomic<int>& threads_;
   kv::KvCache cache_;
   kv::KvCache mtpCache_;
   std::vector<int32_t> tokens_;

@@ -39,8 +39,9 @@ std::vector<float> Transformer::embed(std::span<const int32_t> tokens) const {
 }
 
 // §3.1: a = x + Attn(RMSNorm_in(x)); out = a + MLP(RMSNorm_post(a)).
-void Transformer::decoderLayer(const LayerWeights& layer, float* x, const TokenBatch& batch,
-                               kv::LayerCache& cache, std::vector<KeySelection>& selection) const {
+void Transformer::decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x,
+                               const TokenBatch& batch, kv::LayerCache& cache,
+                               std::vector<KeySelection>& selection) const {
   const ModelConfig& c = config();
   const int64_t hidden = c.hiddenSize;
   const size_t size = static_cast<size_t>(batch.count * hidden);
@@ -55,7 +56,7 @@ void Transformer::decoderLayer(const LayerWeights& layer, float* x, const TokenB
   for (int64_t s = 0; s < batch.count; ++s)
     rmsNorm(x + s * hidden, layer.postAttentionNorm.data(), hidden, c.rmsNormEps,
             normed.data() + s * hidden);
-  runMlp(context_, layer, experts_, normed.data(), batch.count, delta.data());
+  runMlp(context_, layer, experts_, normed.data(), batch.count, delta.data(), next, x);
   for (size_t i = 0; i < size; ++i) x[i] += delta[i];
 }
 
@@ -64,8 +65,12 @@ std::vector<float> Transformer::forward(std::span<const int32_t> tokens, kv::KvC
   const TokenBatch batch{cache.length(), static_cast<int64_t>(tokens.size())};
   std::vector<float> x = embed(tokens);
   std::vector<KeySelection> selection;  // IndexShare: threaded from full layers to shared ones
-  for (const LayerWeights& layer : weights_.layers)
-    decoderLayer(layer, x.data(), batch, cache.layer(layer.index), selection);
+  const auto& layers = weights_.layers;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    // The next layer's experts are predicted and prefetched while this one computes.
+    const LayerWeights* next = i + 1 < layers.size() && layers[i + 1].isMoe ? &layers[i + 1] : nullptr;
+    decoderLayer(layers[i], next, x.data(), batch, cache.layer(layers[i].index), selection);
+  }
   cache.commit(batch.count);
 
   for (int64_t s = 0; s < batch.count; ++s) {
@@ -102,7 +107,7 @@ std::vector<float> Transformer::mtpForward(const float* hidden,
   kernels::matmul(m.ehProj, joined.data(), batch.count, x.data(), context_.kernels);
 
   std::vector<KeySelection> selection;
-  decoderLayer(m.layer, x.data(), batch, mtpCache.layer(0), selection);
+  decoderLayer(m.layer, nullptr, x.data(), batch, mtpCache.layer(0), selection);
   mtpCache.commit(batch.count);
   for (int64_t s = 0; s < batch.count; ++s) {
     float* row = x.data() + s * h;

@@ -34,8 +34,10 @@ class Transformer {
   const ModelConfig& config() const { return context_.config; }
 
  private:
-  void decoderLayer(const LayerWeights& layer, float* x, const TokenBatch& batch,
-                    kv::LayerCache& cache, std::vector<KeySelection>& selection) const;
+  // `next`: the following MoE layer (its experts are prefetched), or nullptr.
+  void decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x,
+                    const TokenBatch& batch, kv::LayerCache& cache,
+                    std::vector<KeySelection>& selection) const;
   std::vector<float> embed(std::span<const int32_t> tokens) const;
 
   ModelContext context_;

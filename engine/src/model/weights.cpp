@@ -78,17 +78,20 @@ class WeightLoader {
 
 class ResidentExperts final : public ExpertSource {
  public:
-  // experts_[layer] is empty for dense layers.
-  std::vector<std::vector<FeedForwardWeights>> experts;
+  // experts[layer] is empty for dense layers.
+  std::vector<std::vector<ExpertHandle>> experts;
 
-  const FeedForwardWeights& expert(int layer, int expert) override {
+  void prefetch(int, std::span<const int>, bool) override {}
+  ExpertHandle tryGet(int layer, int expert) override { return get(layer, expert); }
+  ExpertHandle get(int layer, int expert) override {
     return experts.at(static_cast<size_t>(layer)).at(static_cast<size_t>(expert));
   }
+  bool wantsPrediction() const override { return false; }
 
   int64_t residentBytes() const override {
     int64_t total = 0;
     for (const auto& layer : experts)
-      for (const FeedForwardWeights& e : layer) total += e.gate.bytes() + e.up.bytes() + e.down.bytes();
+      for (const ExpertHandle& e : layer) total += e->gate.bytes() + e->up.bytes() + e->down.bytes();
     return total;
   }
 };
@@ -161,7 +164,8 @@ std::unique_ptr<ExpertSource> loadResidentExperts(const ModelConfig& config,
     for (int e = 0; e < config.nRoutedExperts; ++e) {
       const std::string prefix =
           "model.layers." + std::to_string(layer) + ".mlp.experts." + std::to_string(e) + ".";
-      resident->experts[layer].push_back(load.feedForward(prefix, config.moeIntermediateSize));
+      resident->experts[layer].push_back(
+          std::make_shared<const FeedForwardWeights>(load.feedForward(prefix, config.moeIntermediateSize)));
     }
   }
   return resident;

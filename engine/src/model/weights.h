@@ -1,13 +1,14 @@
 #pragma once
 // The model's weights bound by name from a checkpoint, grouped as the spec groups them
 // (glm5-architecture.md §2). Routed experts are not here: the forward pass asks an
-// ExpertSource for them, so the tier issue can stream them instead of holding them.
+// ExpertSource (model/expert_source.h) for them, so they can be streamed instead of held.
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "kernels/matrix.h"
 #include "model/config.h"
+#include "model/expert_source.h"
 #include "model/weight_source.h"
 
 namespace strata::model {
@@ -72,15 +73,6 @@ struct ModelWeights {
   std::optional<MtpWeights> mtp;
 };
 
-// The routed experts of MoE layers, looked up one expert at a time. Layer indices include the
-// MTP layer (index numHiddenLayers).
-class ExpertSource {
- public:
-  virtual ~ExpertSource() = default;
-  virtual const FeedForwardWeights& expert(int layer, int expert) = 0;
-  virtual int64_t residentBytes() const = 0;  // expert bytes held in memory now
-};
-
 // Bytes of every tensor in `weights` as held in memory.
 int64_t residentBytes(const ModelWeights& weights);
 
@@ -88,7 +80,8 @@ int64_t residentBytes(const ModelWeights& weights);
 ModelWeights loadModelWeights(const ModelConfig& config, const WeightSource& source,
                               WeightPrecision precision);
 
-// Holds every routed expert in memory (small models; the tier issue streams them instead).
+// Holds every routed expert in memory (small models and Hugging Face checkpoints; containers
+// under a memory budget stream them through tier::ExpertStore instead).
 std::unique_ptr<ExpertSource> loadResidentExperts(const ModelConfig& config,
                                                   const WeightSource& source,
                                                   WeightPrecision precision);

@@ -1,0 +1,46 @@
+#pragma once
+// How often each expert was used lately, resident or not: one small counter per
+// (layer, expert), all halved every `period` increments so that old popularity fades. This is
+// TinyLFU's frequency estimate, kept exact instead of in a count-min sketch: a model has few
+// experts (GLM-5: ~20k), so a table costs less than a sketch and never collides. Halving
+// walks the whole table, amortised O(keys / period) per increment.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tier/cache_policy.h"
+
+namespace strata::tier {
+
+class AgedCounts {
+ public:
+  static constexpr uint8_t kMax = 15;  // as TinyLFU's 4-bit counters: enough to rank keys
+
+  void setPeriod(size_t increments) { period_ = increments ? increments : 1; }
+
+  uint8_t count(ExpertKey key) const {
+    const size_t layer = size_t(keyLayer(key)), expert = size_t(keyExpert(key));
+    return layer < counts_.size() && expert < counts_[layer].size() ? counts_[layer][expert] : 0;
+  }
+
+  void increment(ExpertKey key) {
+    const size_t layer = size_t(keyLayer(key)), expert = size_t(keyExpert(key));
+    if (layer >= counts_.size()) counts_.resize(layer + 1);
+    if (expert >= counts_[layer].size()) counts_[layer].resize(expert + 1);
+    uint8_t& c = counts_[layer][expert];
+    if (c < kMax) ++c;
+    if (++sinceHalving_ >= period_) halve();
+  }
+
+ private:
+  void halve() {
+    for (std::vector<uint8_t>& row : counts_)
+      for (uint8_t& c : row) c /= 2;
+    sinceHalving_ = 0;
+  }
+
+  std::vector<std::vector<uint8_t>> counts_;  // [layer][expert]
+  size_t period_ = 1, sinceHalving_ = 0;
+};
+
+}  // namespace strata::tier

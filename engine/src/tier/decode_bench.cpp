@@ -1,0 +1,205 @@
+#include "strata/decode_bench.h"
+
+#include <fcntl.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "io/container.h"
+#include "kernels/memory_bandwidth.h"
+#include "strata/error.h"
+#include "tier/aligned_buffer.h"
+#include "tier/expert_reader.h"
+#include "tier/routing_trace.h"
+
+namespace strata {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// VmRSS or VmHWM of this process, in bytes.
+int64_t procStatusBytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field + ":", 0) == 0) return std::atoll(line.c_str() + field.size() + 1) * 1024;
+  return 0;
+}
+
+// Resets the peak RSS to the current RSS (Linux: "5" to clear_refs), so the peak measured is
+// the engine's, not the bandwidth probes'.
+void resetPeakRss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+}
+
+// Reads up to `maxBytes` of randomly chosen experts with the backend and depth the engine will
+// use; nothing comes from the page cache (direct I/O, or pages dropped first).
+double diskReadGbps(const io::Container& c, const MemorySettings& m, int64_t maxBytes, uint64_t seed) {
+  std::vector<const io::ExpertLocation*> all;
+  for (int layer : c.expertLayers())
+    for (int e = 0; e < c.expertCount(layer); ++e) all.push_back(&c.expert(layer, e));
+  std::shuffle(all.begin(), all.end(), std::mt19937_64(seed));
+  std::vector<const io::ExpertLocation*> chosen;
+  int64_t bytes = 0;
+  for (const auto* loc : all) {
+    if (bytes >= maxBytes) break;
+    chosen.push_back(loc);
+    bytes += static_cast<int64_t>(loc->span);
+  }
+  if (m.io == IoBackend::Buffered)
+    for (const auto& path : c.files()) {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        ::close(fd);
+      }
+    }
+  const bool uring = m.io == IoBackend::Uring;
+  const int workers = uring ? 1 : std::max(1, m.ioDepth);
+  const size_t batch = uring ? static_cast<size_t>(std::max(1, m.ioDepth)) : 1;
+  std::vector<std::unique_ptr<tier::ExpertReader>> readers;
+  for (int i = 0; i < workers; ++i)
+    readers.push_back(tier::openExpertReader(m.io, c.files(), m.pageCache, m.ioDepth));
+  std::string error;
+  std::mutex errorMutex;
+  const Clock::time_point start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      std::vector<tier::AlignedBuffer> buffers(batch);
+      for (size_t first = w * batch; first < chosen.size(); first += workers * batch) {
+        std::vector<tier::ReadRequest> requests;
+        for (size_t i = first; i < std::min(chosen.size(), first + batch); ++i) {
+          const io::ExpertLocation& loc = *chosen[i];
+          auto& buffer = buffers[i - first];
+          if (buffer.size() < loc.span) buffer = tier::AlignedBuffer(loc.span);
+          requests.push_back({loc.fileIndex, loc.offset, loc.span, loc.bytes, buffer.data(), {}});
+        }
+        readers[static_cast<size_t>(w)]->read(requests);
+        for (const auto& r : requests)
+          if (!r.error.empty()) {
+            std::lock_guard lock(errorMutex);
+            error = r.error;
+          }
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double seconds = secondsSince(start);
+  if (!error.empty()) throw Error("measuring the disk: " + error);
+  return static_cast<double>(bytes) / seconds / 1e9;
+}
+
+}  // namespace
+
+DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
+                              const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  if (!io::Container::isContainer(options.model))
+    throw Error(options.model.string() + ": bench decode needs a Strata container (strata-cli convert or synth)");
+  if (options.tokens < 1) throw Error("bench decode: --tokens must be at least 1");
+  DecodeBenchResult r;
+  EngineSettings settings = options.settings;
+  const int threads = settings.threads > 0 ? settings.threads : omp_get_max_threads();
+
+  // The budget: given, or the fixed needs plus a fraction of the expert bytes.
+  if (options.expertFraction >= 0) {
+    EngineSettings probe = settings;
+    probe.memory.budgetBytes = int64_t{1} << 50;
+    const MemoryPlan all = Engine::plan(options.model, probe);
+    const int64_t experts = static_cast<int64_t>(options.expertFraction * all.expertBytes * all.expertCount);
+    settings.memory.budgetBytes = all.residentBytes + all.kvBytes + all.scratchBytes +
+                                  std::max(experts, all.minimumExpertBytes);
+  }
+  r.plan = Engine::plan(options.model, settings);
+  r.budgetBytes = settings.memory.budgetBytes;
+
+  {
+    const io::Container container = io::Container::open(options.model);
+    say("measuring the disk (" + std::string(ioBackendName(settings.memory.io)) + ", depth " +
+        std::to_string(settings.memory.ioDepth) + ")");
+    r.diskGbps = diskReadGbps(container, settings.memory, int64_t{512} << 20, options.seed);
+  }
+  {
+    say("measuring memory bandwidth (" + std::to_string(threads) + " threads)");
+    std::vector<uint64_t> buffer((size_t{256} << 20) / sizeof(uint64_t), 1);
+    r.memGbps = memoryReadGbps(buffer, threads, 5);
+  }
+  r.baselineRssBytes = procStatusBytes("VmRSS");
+  resetPeakRss();
+
+  say("opening the model");
+  const auto engine = Engine::open(options.model, settings);
+  std::unique_ptr<tier::RoutingTraceWriter> trace;
+  if (!options.recordTrace.empty()) {
+    const TierSnapshot layout = engine->tierSnapshot();
+    if (!layout.streaming) throw Error("--record-trace needs a memory budget (streaming experts)");
+    tier::RoutingTraceHeader header{options.model.filename().string(), layout.layers,
+                                    layout.expertsPerLayer, static_cast<uint64_t>(r.plan.expertBytes)};
+    trace = std::make_unique<tier::RoutingTraceWriter>(options.recordTrace.string(), header);
+    engine->observeRouting([&trace](int64_t step, int layer, std::span<const int> experts) {
+      trace->add(static_cast<int>(step), layer, experts);
+    });
+  }
+
+  const int vocab = engine->info().vocabSize;
+  std::mt19937_64 rng(options.seed);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < options.promptTokens; ++i)
+    prompt.push_back(static_cast<int32_t>(rng() % static_cast<uint64_t>(vocab)));
+  auto session = engine->newSession();
+  say("prefill of " + std::to_string(prompt.size()) + " tokens");
+  Clock::time_point start = Clock::now();
+  std::vector<float> logits = session->append(prompt).logits;
+  r.prefillSeconds = secondsSince(start);
+  int32_t next = argmax(std::span<const float>(logits).last(static_cast<size_t>(vocab)));
+
+  const TierCounters before = engine->tierSnapshot().counters;
+  say("decoding " + std::to_string(options.tokens) + " tokens");
+  start = Clock::now();
+  for (int i = 0; i < options.tokens; ++i) {
+    logits = session->append(std::vector<int32_t>{next}).logits;
+    next = argmax(logits);
+  }
+  const double seconds = secondsSince(start);
+  r.tiers = engine->tierSnapshot();
+  if (trace) {
+    engine->observeRouting({});
+    trace->close();
+  }
+  const TierCounters& after = r.tiers.counters;
+
+  const int64_t hits = (after.hitsPinned - before.hitsPinned) + (after.hitsRam - before.hitsRam);
+  const int64_t needed = hits + (after.misses - before.misses) + (after.missesInFlight - before.missesInFlight);
+  r.hitRate = needed ? static_cast<double>(hits) / static_cast<double>(needed) : 1.0;
+  r.bytesReadPerToken = static_cast<double>(after.bytesRead - before.bytesRead) / options.tokens;
+  r.stallSecondsPerToken = (after.stallSeconds - before.stallSeconds) / options.tokens;
+  const int64_t predicted = after.predictedUsed - before.predictedUsed;
+  r.prefetchPrecision = after.predicted > before.predicted
+                            ? static_cast<double>(predicted) / static_cast<double>(after.predicted - before.predicted)
+                            : 0.0;
+  r.prefetchRecall = after.actualNeeded > before.actualNeeded
+                         ? static_cast<double>(predicted) / static_cast<double>(after.actualNeeded - before.actualNeeded)
+                         : 0.0;
+  r.tokS = options.tokens / seconds;
+  const double memoryBytes = static_cast<double>(r.plan.denseBytesPerToken + r.plan.expertBytesPerToken);
+  const double limitSeconds = std::max(r.bytesReadPerToken / (r.diskGbps * 1e9), memoryBytes / (r.memGbps * 1e9));
+  r.limitTokS = 1.0 / limitSeconds;
+  r.ratio = r.tokS / r.limitTokS;
+  r.peakRssBytes = procStatusBytes("VmHWM");
+  return r;
+}
+
+}  // namespace strata

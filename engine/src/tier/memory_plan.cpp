@@ -1,0 +1,144 @@
+#include "tier/memory_plan.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "strata/error.h"
+
+namespace strata::tier {
+namespace {
+
+bool endsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Tensors model/weights.cpp always widens to f32 (router, indexer weights_proj, kv_b).
+bool heldAsF32(const std::string& name) {
+  return endsWith(name, "mlp.gate.weight") || endsWith(name, "weights_proj.weight") ||
+         endsWith(name, "kv_b_proj.weight") || endsWith(name, "e_score_correction_bias") ||
+         endsWith(name, "norm.weight") || endsWith(name, "norm.bias");
+}
+
+int64_t elements(const io::TensorEntry& e) {
+  int64_t n = 1;
+  for (int64_t d : e.shape) n *= d;
+  return n;
+}
+
+int64_t heldBytes(const io::TensorEntry& e, model::WeightPrecision precision) {
+  if (heldAsF32(e.name)) return elements(e) * 4;
+  switch (e.format) {
+    case io::QuantFormat::F32: return elements(e) * 4;
+    case io::QuantFormat::BF16: return elements(e) * (precision == model::WeightPrecision::F32 ? 4 : 2);
+    case io::QuantFormat::Int8:
+    case io::QuantFormat::Int4: return static_cast<int64_t>(e.dataBytes() + e.scalesBytes());
+  }
+  return 0;
+}
+
+std::string gib(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
+// Activations of a prefill chunk and the I/O threads' read buffers: an estimate, checked
+// against measured peak RSS by the tests and bench decode.
+int64_t scratchBytes(const model::ModelConfig& c, int64_t expertSpan, int ioDepth) {
+  constexpr int64_t kChunkTokens = 512;
+  const int64_t activations = kChunkTokens * (int64_t{c.hiddenSize} * 16 + c.vocabSize) * 4;
+  return activations + int64_t{std::max(1, ioDepth)} * expertSpan + (int64_t{32} << 20);
+}
+
+// The main layer index of a "model.layers.N." tensor, or -1.
+int layerOf(const std::string& name) {
+  constexpr std::string_view prefix = "model.layers.";
+  if (name.rfind(prefix, 0) != 0) return -1;
+  return std::atoi(name.c_str() + prefix.size());
+}
+
+void addPerTokenBytes(const model::ModelConfig& c, const io::Container& container,
+                      model::WeightPrecision precision, MemoryPlan& plan) {
+  const bool headIsEmbedding = c.tieWordEmbeddings && !container.find("lm_head.weight");
+  for (const io::ContainerTensor& t : container.tensors()) {
+    if (t.expert >= 0 || layerOf(t.name()) >= c.numHiddenLayers) continue;
+    if (t.name() == "model.embed_tokens.weight" && !headIsEmbedding) continue;
+    plan.denseBytesPerToken += heldBytes(t.entry, precision);
+  }
+  int moeLayers = 0;
+  for (int layer : container.expertLayers()) moeLayers += layer < c.numHiddenLayers;
+  plan.expertBytesPerToken = int64_t{moeLayers} * c.numExpertsPerTok * plan.expertBytes;
+}
+
+}  // namespace
+
+int64_t residentTensorBytes(const model::ModelConfig& config, const io::Container& container,
+                            model::WeightPrecision precision) {
+  int64_t total = 0;
+  for (const io::ContainerTensor& t : container.tensors())
+    if (t.expert < 0) total += heldBytes(t.entry, precision);
+  // Tied embeddings without an lm_head tensor: the head is a second copy of the table.
+  if (config.tieWordEmbeddings && !container.find("lm_head.weight"))
+    if (const io::ContainerTensor* embed = container.find("model.embed_tokens.weight"))
+      total += heldBytes(embed->entry, precision);
+  return total;
+}
+
+MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* container,
+                      model::WeightPrecision precision, const MemorySettings& s) {
+  MemoryPlan plan;
+  plan.budgetBytes = s.budgetBytes;
+  const int kvLayers = c.numHiddenLayers + (c.hasMtp() ? 1 : 0);
+  plan.kvBytesPerToken = int64_t{kvLayers} * (c.kvLoraRank + c.qkRopeHeadDim + c.indexHeadDim) * 4;
+  plan.kvBytes = plan.kvBytesPerToken * std::max<int64_t>(0, s.contextTokens);
+  if (!container || s.budgetBytes <= 0) {
+    // Everything in memory (no budget, or a Hugging Face checkpoint that cannot stream).
+    plan.scratchBytes = scratchBytes(c, 0, 0);
+    if (container) {
+      plan.residentBytes = residentTensorBytes(c, *container, precision);
+      for (int layer : container->expertLayers())
+        for (int e = 0; e < container->expertCount(layer); ++e) {
+          plan.expertBytes = static_cast<int64_t>(container->expert(layer, e).bytes);
+          plan.cacheBytes += plan.expertBytes;
+          ++plan.expertCount;
+        }
+      addPerTokenBytes(c, *container, precision, plan);
+    }
+    return plan;
+  }
+
+  plan.streaming = true;
+  plan.residentBytes = residentTensorBytes(c, *container, precision);
+  int64_t span = 0;
+  for (int layer : container->expertLayers())
+    for (int e = 0; e < container->expertCount(layer); ++e) {
+      const io::ExpertLocation& loc = container->expert(layer, e);
+      plan.expertBytes = std::max<int64_t>(plan.expertBytes, static_cast<int64_t>(loc.bytes));
+      span = std::max<int64_t>(span, static_cast<int64_t>(loc.span));
+      ++plan.expertCount;
+    }
+  plan.scratchBytes = scratchBytes(c, span, s.ioDepth);
+  addPerTokenBytes(c, *container, precision, plan);
+  // One layer's experts for this step plus the next layer's prefetched ones.
+  plan.minimumExpertBytes = 2 * int64_t{c.numExpertsPerTok} * plan.expertBytes;
+  const int64_t fixed = plan.residentBytes + plan.kvBytes + plan.scratchBytes;
+  const int64_t available = s.budgetBytes - fixed;
+  if (available < plan.minimumExpertBytes)
+    throw Error("the memory budget of " + gib(s.budgetBytes) + " is too small for this model: it needs " +
+                gib(plan.residentBytes) + " of resident weights + " + gib(plan.kvBytes) + " of KV cache (" +
+                std::to_string(s.contextTokens) + " tokens) + " + gib(plan.scratchBytes) +
+                " of scratch + at least " + gib(plan.minimumExpertBytes) + " for experts = " +
+                gib(fixed + plan.minimumExpertBytes) + "; raise the budget or shorten the context");
+  const int64_t allExperts = plan.expertBytes * plan.expertCount;
+  const int64_t experts = std::min(available, allExperts);
+  const double fraction = std::clamp(s.pinnedFraction, 0.0, 1.0);
+  // Whole experts only; the cache keeps at least the minimum.
+  plan.pinnedBytes = static_cast<int64_t>(experts * fraction) / plan.expertBytes * plan.expertBytes;
+  plan.pinnedBytes = std::min(plan.pinnedBytes, experts - plan.minimumExpertBytes);
+  plan.pinnedBytes = std::max<int64_t>(0, plan.pinnedBytes / plan.expertBytes * plan.expertBytes);
+  plan.cacheBytes = (experts - plan.pinnedBytes) / plan.expertBytes * plan.expertBytes;
+  return plan;
+}
+
+}  // namespace strata::tier

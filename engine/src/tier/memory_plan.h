@@ -1,0 +1,22 @@
+#pragma once
+// The memory plan (strata/tiers.h MemoryPlan): what a model needs in memory under a budget,
+// computed from its config and container headers without loading a weight. The engine refuses
+// to start when the minimum does not fit, with the numbers.
+#include "io/container.h"
+#include "model/config.h"
+#include "model/weight_source.h"
+#include "strata/tiers.h"
+
+namespace strata::tier {
+
+// Bytes the engine allocates for the tensors of `container` other than the routed experts,
+// as model/weights.cpp holds them under `precision` (f32 widening, tied embeddings).
+int64_t residentTensorBytes(const model::ModelConfig& config, const io::Container& container,
+                            model::WeightPrecision precision);
+
+// `container` may be null (a Hugging Face checkpoint: everything resident, no streaming).
+// Throws strata::Error when the budget cannot hold the minimum, giving every number.
+MemoryPlan planMemory(const model::ModelConfig& config, const io::Container* container,
+                      model::WeightPrecision precision, const MemorySettings& settings);
+
+}  // namespace strata::tier

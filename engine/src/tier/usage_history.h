@@ -1,0 +1,28 @@
+#pragma once
+// Which experts a model used, kept across runs in the user's data folder (never the model's),
+// one file per model: <data>/usage/<fingerprint>.json. The next start pins the most used.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/container.h"
+#include "tier/expert_store.h"
+
+namespace strata::tier {
+
+// XXH3-64 of the container manifest: changes whenever the model's files do.
+std::string modelFingerprint(const io::Container& container);
+
+std::filesystem::path usageHistoryPath(const std::filesystem::path& dataDirectory,
+                                       const io::Container& container);
+
+// Counts in ExpertStore order, or empty when there is no history or it does not match the
+// model's shape (a warning is logged; a bad file never stops the model from loading).
+UsageCounts loadUsageHistory(const std::filesystem::path& path, const std::vector<int>& layers,
+                             int expertsPerLayer);
+
+// Written atomically. Throws strata::Error naming the file on failure.
+void saveUsageHistory(const std::filesystem::path& path, const std::vector<int>& layers,
+                      int expertsPerLayer, const UsageCounts& counts);
+
+}  // namespace strata::tier

@@ -1,0 +1,311 @@
+// The tiered expert store (tier/expert_store.h): results equal the all-resident engine bit for
+// bit under any cache size and I/O backend; budgets hold; eviction and pinning behave; two
+// callers share one read; injected I/O errors reach the caller and leave the store usable; the
+// memory plan matches what the engine really allocates and refuses budgets that cannot work.
+#include <QTemporaryDir>
+#include <QTest>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "error_check.h"
+#include "fixtures.h"
+#include "io/container.h"
+#include "strata/convert.h"
+#include "strata/engine.h"
+#include "tier/expert_store.h"
+#include "tier/usage_history.h"
+
+namespace fs = std::filesystem;
+using namespace strata;
+using tier::ExpertStore;
+
+namespace {
+
+// Counts reads, can delay them and fail the next N, around a real reader.
+struct ReaderProbe {
+  std::atomic<int> reads{0};
+  std::atomic<int> failNext{0};
+  int delayMs = 0;
+};
+
+class ProbeReader final : public tier::ExpertReader {
+ public:
+  ProbeReader(std::unique_ptr<tier::ExpertReader> inner, ReaderProbe& probe)
+      : inner_(std::move(inner)), probe_(probe) {}
+  void read(std::span<tier::ReadRequest> requests) override {
+    if (probe_.delayMs) std::this_thread::sleep_for(std::chrono::milliseconds(probe_.delayMs));
+    for (tier::ReadRequest& r : requests) {
+      ++probe_.reads;
+      if (probe_.failNext.fetch_sub(1) > 0) {
+        r.error = "injected I/O error";
+        continue;
+      }
+      inner_->read({&r, 1});
+    }
+  }
+  IoBackend backend() const override { return inner_->backend(); }
+
+ private:
+  std::unique_ptr<tier::ExpertReader> inner_;
+  ReaderProbe& probe_;
+};
+
+std::vector<int32_t> prompt(int n) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < n; ++i) ids.push_back((i * 37 + 11) % 250);
+  return ids;
+}
+
+// Logits of a prompt and of 8 single-token decode steps after it.
+std::vector<float> runTokens(Engine& engine) {
+  auto session = engine.newSession();
+  std::vector<float> all = session->append(prompt(12)).logits;
+  for (int i = 0; i < 8; ++i) {
+    const std::vector<float> step = session->append(std::vector<int32_t>{(i * 53 + 7) % 250}).logits;
+    all.insert(all.end(), step.begin(), step.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+class TestExpertStore : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp_;
+  fs::path container_;
+  int64_t expertBytes_ = 0;
+
+  fs::path dir(const std::string& name) { return fs::path(tmp_.path().toStdString()) / name; }
+
+  // A store over the tiny container with room for `cacheExperts` in the cache.
+  std::unique_ptr<ExpertStore> store(int cacheExperts, int pinnedExperts, ReaderProbe* probe,
+                                     tier::UsageCounts history = {}) {
+    tier::StoreSettings s;
+    s.cacheBytes = cacheExperts * expertBytes_;
+    s.pinnedBytes = pinnedExperts * expertBytes_;
+    s.io = IoBackend::Buffered;
+    s.policy = tier::CachePolicyKind::Lru;
+    s.ioDepth = 2;
+    const auto files = io::Container::open(container_).files();
+    tier::ReaderFactory factory;
+    if (probe)
+      factory = [files, probe] {
+        return std::make_unique<ProbeReader>(
+            tier::openExpertReader(IoBackend::Buffered, files, false, 1), *probe);
+      };
+    return std::make_unique<ExpertStore>(io::Container::open(container_), s, std::move(history),
+                                         factory);
+  }
+
+  static ExpertTier tierOf(const ExpertStore& s, int layer, int expert) {
+    const TierSnapshot snap = s.snapshot();
+    for (size_t i = 0; i < snap.layers.size(); ++i)
+      if (snap.layers[i] == layer) return snap.tiers[i * snap.expertsPerLayer + expert];
+    throw std::runtime_error("no such layer");
+  }
+
+  // Uses one expert as the forward pass does: announce, then take it.
+  static void use(ExpertStore& s, int layer, int expert) {
+    const int e[] = {expert};
+    s.prefetch(layer, e, false);
+    QVERIFY(s.get(layer, expert) != nullptr);
+  }
+
+  EngineSettings streaming(int64_t budget, IoBackend io = IoBackend::Buffered) {
+    EngineSettings s;
+    s.memory.budgetBytes = budget;
+    s.memory.io = io;
+    s.memory.contextTokens = 64;
+    return s;
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    container_ = dir("tiny-dsa");
+    ConvertOptions o;
+    o.input = fixtures::dataDir() / "tiny-dsa";
+    o.output = container_;
+    convertModel(o);
+    const io::Container c = io::Container::open(container_);
+    expertBytes_ = static_cast<int64_t>(c.expert(c.expertLayers().front(), 0).bytes);
+  }
+
+  // The memory plan counts resident weights exactly as the engine allocates them.
+  void planMatchesTheEngine() {
+    const auto resident = Engine::open(container_);
+    const MemoryPlan plan = Engine::plan(container_);
+    QVERIFY(!plan.streaming);
+    QCOMPARE(plan.residentBytes + plan.cacheBytes, resident->info().residentBytes);
+    QCOMPARE(plan.expertCount, int64_t{4 * 16});  // 3 MoE layers and the MTP layer
+
+    const MemoryPlan budgeted = Engine::plan(container_, streaming(plan.residentBytes + (64 << 20)));
+    QVERIFY(budgeted.streaming);
+    QCOMPARE(budgeted.residentBytes, plan.residentBytes);
+    QVERIFY(budgeted.totalBytes() <= budgeted.budgetBytes);
+    const auto engine = Engine::open(container_, streaming(budgeted.budgetBytes));
+    QCOMPARE(engine->info().residentBytes, plan.residentBytes);  // no expert loaded yet
+  }
+
+  void tooSmallBudgetIsRefusedWithTheNumbers() {
+    const QString error = errorOf([&] { Engine::open(container_, streaming(1 << 20)); },
+                                  {"too small", "resident weights", "KV cache", "GiB"});
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+  }
+
+  // Any cache size, any backend: the same logits, bit for bit, as every expert resident.
+  void streamingEqualsResident_data() {
+    QTest::addColumn<int>("cacheExperts");
+    QTest::addColumn<QString>("io");
+    QTest::newRow("minimum cache, buffered") << 0 << "buffered";
+    QTest::newRow("minimum cache, direct") << 0 << "direct";
+    QTest::newRow("minimum cache, uring") << 0 << "uring";
+    QTest::newRow("20 experts, direct") << 20 << "direct";
+    QTest::newRow("everything, buffered") << 64 << "buffered";
+  }
+  void streamingEqualsResident() {
+    QFETCH(int, cacheExperts);
+    QFETCH(QString, io);
+    const std::vector<float> expected = runTokens(*Engine::open(container_));
+    const MemoryPlan base = Engine::plan(container_, streaming(int64_t{1} << 40));
+    const int64_t fixed = base.residentBytes + base.kvBytes + base.scratchBytes;
+    EngineSettings s = streaming(fixed + base.minimumExpertBytes + cacheExperts * expertBytes_,
+                                 *parseIoBackend(io.toStdString()));
+    s.memory.pinnedFraction = 0;
+    const auto engine = Engine::open(container_, s);
+    QVERIFY(engine->info().plan.streaming);
+    const std::vector<float> actual = runTokens(*engine);
+    QCOMPARE(actual.size(), expected.size());
+    QVERIFY(actual == expected);
+    const TierSnapshot snap = engine->tierSnapshot();
+    QVERIFY(snap.counters.reads > 0);
+    QVERIFY(snap.cacheBytes <= snap.cacheBudget);
+    QCOMPARE(snap.counters.readErrors, int64_t{0});
+    if (cacheExperts == 0) QVERIFY(snap.counters.misses > 0);  // it really streamed
+  }
+
+  // LRU over a 3-expert cache: the least recently used goes first; the byte count follows.
+  void evictsLeastRecentlyUsed() {
+    const auto s = store(3, 0, nullptr);
+    use(*s, 1, 0);
+    use(*s, 1, 1);
+    use(*s, 1, 2);
+    use(*s, 1, 0);  // 0 is now the most recent: 1 goes next
+    use(*s, 1, 3);
+    QCOMPARE(tierOf(*s, 1, 1), ExpertTier::Disk);
+    for (int e : {0, 2, 3}) QCOMPARE(tierOf(*s, 1, e), ExpertTier::Ram);
+    const TierSnapshot snap = s->snapshot();
+    QCOMPARE(snap.cacheBytes, 3 * expertBytes_);
+    QCOMPARE(snap.counters.misses, int64_t{4});
+    QCOMPARE(snap.counters.hitsRam, int64_t{1});
+  }
+
+  // History picks the pinned set; pinned experts survive any amount of other traffic.
+  void pinnedExpertsAreNeverEvicted() {
+    tier::UsageCounts history(4 * 16, 0);
+    history[16 + 5] = 100;  // layer 2, expert 5 (layers 1..4 in order)
+    const auto s = store(2, 1, nullptr, history);
+    QVERIFY(s->get(2, 5) != nullptr);  // waits for the pinned load
+    QCOMPARE(tierOf(*s, 2, 5), ExpertTier::Pinned);
+    for (int round = 0; round < 3; ++round)
+      for (int e = 0; e < 16; ++e) use(*s, 3, e);
+    QCOMPARE(tierOf(*s, 2, 5), ExpertTier::Pinned);
+    const TierSnapshot snap = s->snapshot();
+    QCOMPARE(snap.pinnedBytes, expertBytes_);
+    QVERIFY(snap.cacheBytes <= 2 * expertBytes_);
+    use(*s, 2, 5);
+    QCOMPARE(s->snapshot().counters.hitsPinned, int64_t{1});
+  }
+
+  void twoCallersShareOneRead() {
+    ReaderProbe probe;
+    probe.delayMs = 100;
+    const auto s = store(4, 0, &probe);
+    model::ExpertHandle a, b;
+    std::thread first([&] { a = s->get(1, 7); });
+    std::thread second([&] { b = s->get(1, 7); });
+    first.join();
+    second.join();
+    QVERIFY(a && a == b);
+    QCOMPARE(probe.reads.load(), 1);
+  }
+
+  void injectedErrorReachesTheCallerAndLeavesTheStoreConsistent() {
+    ReaderProbe probe;
+    probe.failNext = 1;
+    const auto s = store(4, 0, &probe);
+    const int e[] = {3};
+    s->prefetch(1, e, false);
+    const QString error = errorOf([&] { s->get(1, 3); }, {"injected I/O error", "layer 1 expert 3"});
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    TierSnapshot snap = s->snapshot();
+    QCOMPARE(snap.cacheBytes, int64_t{0});  // the failed read gave its bytes back
+    QCOMPARE(snap.counters.readErrors, int64_t{1});
+    QCOMPARE(tierOf(*s, 1, 3), ExpertTier::Disk);
+    QVERIFY(s->get(1, 3) != nullptr);  // the next read works
+    QCOMPARE(s->snapshot().cacheBytes, expertBytes_);
+  }
+
+  void retuneShrinksAtOnce() {
+    const auto s = store(8, 0, nullptr);
+    for (int e = 0; e < 8; ++e) use(*s, 1, e);
+    QCOMPARE(s->snapshot().cacheBytes, 8 * expertBytes_);
+    s->retune({2 * expertBytes_, 0, true});
+    const TierSnapshot snap = s->snapshot();
+    QCOMPARE(snap.cacheBudget, 2 * expertBytes_);
+    QCOMPARE(snap.cacheBytes, 2 * expertBytes_);
+    int inRam = 0;
+    for (ExpertTier t : snap.tiers) inRam += t == ExpertTier::Ram;
+    QCOMPARE(inRam, 2);
+  }
+
+  // Prediction of the next layer's experts is measured: precision and recall within [0, 1],
+  // and prefetched experts are found in flight or in memory.
+  void predictionIsCounted() {
+    const MemoryPlan base = Engine::plan(container_, streaming(int64_t{1} << 40));
+    EngineSettings s = streaming(base.residentBytes + base.kvBytes + base.scratchBytes + 64 * expertBytes_);
+    s.memory.pinnedFraction = 0;
+    const auto engine = Engine::open(container_, s);
+    runTokens(*engine);
+    const TierCounters c = engine->tierSnapshot().counters;
+    QVERIFY(c.predicted > 0);
+    QVERIFY(c.actualNeeded > 0);
+    QVERIFY(c.prefetchPrecision() > 0 && c.prefetchPrecision() <= 1);
+    QVERIFY(c.prefetchRecall() > 0 && c.prefetchRecall() <= 1);
+  }
+
+  // Usage is saved in the data folder at close and seeds the pinned set at the next open.
+  void usageHistoryPersistsAndSeedsPinning() {
+    const fs::path data = dir("data");
+    const MemoryPlan base = Engine::plan(container_, streaming(int64_t{1} << 40));
+    EngineSettings s = streaming(base.residentBytes + base.kvBytes + base.scratchBytes + 24 * expertBytes_);
+    s.memory.dataDirectory = data;
+    s.memory.pinnedFraction = 0.5;
+    runTokens(*Engine::open(container_, s));
+    const fs::path file = tier::usageHistoryPath(data, io::Container::open(container_));
+    QVERIFY(fs::exists(file));
+    const tier::UsageCounts counts = tier::loadUsageHistory(file, {1, 2, 3, 4}, 16);
+    QCOMPARE(counts.size(), size_t{64});
+    size_t best = 0;
+    for (size_t i = 0; i < counts.size(); ++i)
+      if (counts[i] > counts[best]) best = i;
+    QVERIFY(counts[best] > 0);
+
+    // Before any token: the most used expert is pinned (or on its way in), nothing else is
+    // in the cache.
+    const auto engine = Engine::open(container_, s);
+    const TierSnapshot snap = engine->tierSnapshot();
+    QVERIFY(snap.pinnedBudget > 0);
+    const ExpertTier t = snap.tiers[best];
+    QVERIFY(t == ExpertTier::Pinned || t == ExpertTier::Loading);
+    QCOMPARE(snap.cacheBytes, int64_t{0});
+  }
+};
+
+QTEST_APPLESS_MAIN(TestExpertStore)
+#include "test_expert_store.moc"
