@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "memory_options.h"
 #include "strata/chat.h"
 #include "strata/engine.h"
 
@@ -23,7 +24,7 @@ struct ConversationSetup {
 
 const std::vector<std::string> kConversationOptions = {
     "model", "system", "max-new", "temperature", "top-p", "top-k", "min-p", "repeat-penalty",
-    "seed", "no-think", "threads", "precision"};
+    "seed", "no-think", "threads", "precision", "ram-gb", "io"};
 
 float parseFloat(const std::string& text, const std::string& what) {
   try {
@@ -42,6 +43,7 @@ ConversationSetup setUp(const Args& args) {
   const std::string precision = args.get("precision", "f32");
   if (precision == "native") settings.precision = Precision::Native;
   else if (precision != "f32") throw UsageError("--precision must be f32 or native");
+  applyMemoryOptions(args, settings.memory);
   s.engine = Engine::open(args.require("model"), settings);
   if (!s.engine->tokenizer())
     throw Error(args.require("model") + ": no tokenizer.json, so there is no text to chat with");

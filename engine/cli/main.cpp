@@ -27,9 +27,12 @@ const std::vector<Command>& commands() {
       {"run", {"no-think"}, strata::cli::runRun,
        R"(run       --model DIR --prompt TEXT [--system TEXT] [--no-think] [--max-new N]
             [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R]
-            [--seed S] [--threads N] [--precision f32|native]
+            [--seed S] [--threads N] [--precision f32|native] [--ram-gb X]
+            [--io direct|buffered|uring]
             One answer to a prompt, rendered with the GLM chat format. The answer goes to
-            stdout; the thinking and a speed line go to stderr.)"},
+            stdout; the thinking and a speed line go to stderr. --ram-gb: the memory budget; the
+            experts of a Strata container then stream from disk (the engine refuses a budget
+            that cannot hold the model's minimum, with the numbers).)"},
       {"chat", {"no-think"}, strata::cli::runChat,
        R"(chat      --model DIR [same options as run, without --prompt]
             Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.)"},

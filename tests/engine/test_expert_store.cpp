@@ -154,7 +154,7 @@ class TestExpertStore : public QObject {
 
   void tooSmallBudgetIsRefusedWithTheNumbers() {
     const QString error = errorOf([&] { Engine::open(container_, streaming(1 << 20)); },
-                                  {"too small", "resident weights", "KV cache", "GiB"});
+                                  {"too small", "resident weights", "KV cache", "MiB"});
     QVERIFY2(error.isEmpty(), qPrintable(error));
   }
 

@@ -79,35 +79,46 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   experts.prefetch(layer, needed, /*predicted=*/false);
   if (whileReading) whileReading();
 
+  // Each expert's output goes to its own buffer as soon as its weights are in memory (any
+  // order, the handle dropped at once so an evicted expert's bytes are freed); the outputs are
+  // then summed in ascending expert order, so the result is bit-identical to computing with
+  // every expert resident whatever arrives first.
+  std::vector<std::vector<float>> results(needed.size());
   std::vector<float> gathered;
-  std::vector<float> result;
-  auto apply = [&](int e, const FeedForwardWeights& w) {
-    const auto& rows = users[static_cast<size_t>(e)];
+  auto compute = [&](size_t i, const FeedForwardWeights& w) {
+    const auto& rows = users[static_cast<size_t>(needed[i])];
     const int64_t m = static_cast<int64_t>(rows.size());
     gathered.resize(static_cast<size_t>(m * hidden));
-    result.resize(static_cast<size_t>(m * hidden));
-    for (int64_t i = 0; i < m; ++i)
-      std::copy(x + rows[i].first * hidden, x + (rows[i].first + 1) * hidden,
-                gathered.begin() + i * hidden);
-    feedForward(w, gathered.data(), m, result.data(), ctx.kernels);
-    for (int64_t i = 0; i < m; ++i) {
-      float* dst = out + rows[i].first * hidden;
-      const float* src = result.data() + i * hidden;
-      for (int64_t k = 0; k < hidden; ++k) dst[k] += rows[i].second * src[k];
-    }
+    results[i].resize(static_cast<size_t>(m * hidden));
+    for (int64_t r = 0; r < m; ++r)
+      std::copy(x + rows[r].first * hidden, x + (rows[r].first + 1) * hidden,
+                gathered.begin() + r * hidden);
+    feedForward(w, gathered.data(), m, results[i].data(), ctx.kernels);
   };
-  // Each expert adds into `out` exactly once, in ascending order whatever arrives first, so
-  // the result is bit-identical to computing with everything resident.
-  std::vector<ExpertHandle> ready(needed.size());
-  size_t next = 0;
-  while (next < needed.size()) {
-    for (size_t i = next; i < needed.size(); ++i)
-      if (!ready[i]) ready[i] = experts.tryGet(layer, needed[i]);
-    if (!ready[next]) ready[next] = experts.get(layer, needed[next]);
-    while (next < needed.size() && ready[next]) {
-      apply(needed[next], *ready[next]);
-      ready[next].reset();
-      ++next;
+  std::vector<size_t> pending(needed.size());
+  for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  while (!pending.empty()) {
+    bool progressed = false;
+    for (size_t k = 0; k < pending.size();) {
+      if (ExpertHandle w = experts.tryGet(layer, needed[pending[k]])) {
+        compute(pending[k], *w);
+        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+        progressed = true;
+      } else {
+        ++k;
+      }
+    }
+    if (!progressed) {  // nothing in memory yet: wait for the first one
+      compute(pending.front(), *experts.get(layer, needed[pending.front()]));
+      pending.erase(pending.begin());
+    }
+  }
+  for (size_t i = 0; i < needed.size(); ++i) {
+    const auto& rows = users[static_cast<size_t>(needed[i])];
+    for (size_t r = 0; r < rows.size(); ++r) {
+      float* dst = out + rows[r].first * hidden;
+      const float* src = results[i].data() + r * hidden;
+      for (int64_t k = 0; k < hidden; ++k) dst[k] += rows[r].second * src[k];
     }
   }
 }

@@ -317,8 +317,9 @@ void ExpertStore::prefetch(int layer, std::span<const int> experts, bool predict
       case State::Absent:
       case State::Failed:
         ++counters_.misses;
-        reserveCache(bytesOf(s), /*mustHave=*/true);
-        enqueue(s, /*urgent=*/true);
+        // Read now what fits; the rest (a prefill's union larger than the cache) is read by
+        // get() once the experts before it are computed and evictable.
+        if (reserveCache(bytesOf(s), /*mustHave=*/false)) enqueue(s, /*urgent=*/true);
         break;
     }
   }

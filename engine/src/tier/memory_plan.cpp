@@ -37,9 +37,13 @@ int64_t heldBytes(const io::TensorEntry& e, model::WeightPrecision precision) {
   return 0;
 }
 
+// "3.20 GiB", or "12.5 MiB" under a GiB.
 std::string gib(int64_t bytes) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  if (bytes >= (int64_t{1} << 30))
+    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  else
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   return text;
 }
 

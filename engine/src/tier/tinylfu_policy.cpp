@@ -41,7 +41,7 @@ class TinyLfuPolicy final : public CachePolicy {
   void insert(ExpertKey key) override {
     const int list = lists_.listOf(key);
     if (list == kWindowGhosts || list == kMainGhosts) {
-      // A miss the other side would have avoided had it been one key larger.
+      // A miss on a key one side evicted: that side was one key too small.
       if (list == kWindowGhosts) {
         ++window_;
       } else if (window_ > 1) {
