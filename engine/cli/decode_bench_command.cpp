@@ -16,7 +16,7 @@ double mib(double bytes) { return bytes / 1048576.0; }
 
 int runBenchDecode(const Args& args) {
   args.allowOnly({"model", "ram-gb", "expert-fraction", "io", "io-depth", "tokens", "prompt-tokens",
-                  "json", "record-trace", "threads", "policy", "pinned-fraction", "no-prefetch",
+                  "json", "record-trace", "warmup", "threads", "policy", "pinned-fraction", "no-prefetch",
                   "page-cache", "context", "seed"});
   DecodeBenchOptions o;
   o.model = args.require("model");
@@ -44,6 +44,8 @@ int runBenchDecode(const Args& args) {
   o.settings.threads = parseInt(args.get("threads", "0"), "--threads");
   o.tokens = parseInt(args.get("tokens", "32"), "--tokens");
   o.promptTokens = parseInt(args.get("prompt-tokens", "16"), "--prompt-tokens");
+  o.warmupTokens = parseInt(args.get("warmup", "0"), "--warmup");
+  if (o.warmupTokens < 0) throw UsageError("--warmup must not be negative");
   if (o.tokens < 1 || o.promptTokens < 1) throw UsageError("--tokens and --prompt-tokens must be at least 1");
   o.recordTrace = args.get("record-trace", "");
   o.seed = static_cast<uint64_t>(parseInt(args.get("seed", "1"), "--seed"));
@@ -59,7 +61,8 @@ int runBenchDecode(const Args& args) {
               mib(r.plan.pinnedBytes), mib(r.plan.cacheBytes),
               100.0 * (r.plan.pinnedBytes + r.plan.cacheBytes) / (double(r.plan.expertBytes) * r.plan.expertCount),
               static_cast<long long>(r.plan.expertCount));
-  std::printf("disk %.2f GB/s (%s), memory %.2f GB/s\n", r.diskGbps, t.io.c_str(), r.memGbps);
+  std::printf("disk %.2f GB/s (%s; %.2f GB/s while decoding), memory %.2f GB/s\n", r.diskGbps,
+              t.io.c_str(), r.decodeReadGbps, r.memGbps);
   std::printf("decode %.2f tok/s, limit %.2f tok/s, ratio %.2f\n", r.tokS, r.limitTokS, r.ratio);
   std::printf("hit rate %.3f (policy %s), read %.1f MiB/token, stall %.1f ms/token, prefetch precision %.2f recall %.2f\n",
               r.hitRate, t.cachePolicy.c_str(), mib(r.bytesReadPerToken), 1e3 * r.stallSecondsPerToken,
@@ -76,8 +79,10 @@ int runBenchDecode(const Args& args) {
         {"bytes_read_per_token", r.bytesReadPerToken},
         {"stall_s_per_token", r.stallSecondsPerToken},
         {"disk_gbps", r.diskGbps},
+        {"decode_read_gbps", r.decodeReadGbps},
         {"mem_gbps", r.memGbps},
         {"prefill_s", r.prefillSeconds},
+        {"pinned_load_s", r.pinnedLoadSeconds},
         {"prefetch_precision", r.prefetchPrecision},
         {"prefetch_recall", r.prefetchRecall},
         {"peak_rss_bytes", r.peakRssBytes},
@@ -94,7 +99,8 @@ int runBenchDecode(const Args& args) {
         {"misses_in_flight", t.counters.missesInFlight},
         {"io", t.io},
         {"policy", t.cachePolicy},
-        {"tokens", o.tokens}};
+        {"tokens", o.tokens},
+        {"warmup_tokens", o.warmupTokens}};
     std::puts(j.dump().c_str());
   }
   return 0;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "openmp_wait_policy.h"
 
 namespace {
 
@@ -56,13 +57,16 @@ const std::vector<Command>& commands() {
             "hit_rate", "belady_hit_rate", "ratio", "capacity", "accesses", "default".)"},
       {"bench decode", {"json", "no-prefetch", "page-cache"}, strata::cli::runBenchDecode,
        R"(bench decode --model DIR (--ram-gb X | --expert-fraction F) [--io direct|buffered|uring]
-            [--io-depth N] [--tokens N] [--prompt-tokens N] [--policy NAME] [--pinned-fraction F]
+            [--io-depth N] [--tokens N] [--prompt-tokens N] [--warmup N] [--policy NAME]
+            [--pinned-fraction F]
             [--no-prefetch] [--page-cache] [--context TOKENS] [--threads N] [--record-trace FILE]
             [--json]
             Decode speed of a container whose experts stream from disk under a memory budget
             (--ram-gb, or what the model needs besides experts plus a fraction F of the expert
             bytes). Measures disk and memory bandwidth in the same run; the limit per token is
-            max(bytes read / disk bandwidth, weight bytes touched / memory bandwidth). --json: the
+            max(bytes read / disk bandwidth, weight bytes touched / memory bandwidth), the disk
+            bandwidth being the larger of the probe's and the rate reached while decoding.
+            --warmup N: untimed decode steps first (to fill the cache). --json: the
             last line is one JSON object (tok_s, limit_tok_s, ratio, hit_rate,
             bytes_read_per_token, peak_rss_bytes, budget_bytes, ...). --record-trace writes the
             routing trace that `bench cache` replays.)"},
@@ -124,6 +128,7 @@ std::string usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  strata::cli::ensurePassiveOpenMpWaiting(argv);
   std::string name = argc > 1 ? argv[1] : "help";
   int first = 2;  // where options start; two-word commands ("bench kernels") take one more
   if (argc > 2 && argv[2][0] != '-' && name == "bench") name.append(" ").append(argv[first++]);

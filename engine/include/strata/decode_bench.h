@@ -20,6 +20,7 @@ struct DecodeBenchOptions {
   double expertFraction = -1;
   int promptTokens = 16;
   int tokens = 32;               // decode steps timed
+  int warmupTokens = 0;          // decode steps before the timed ones (cache warm-up)
   std::filesystem::path recordTrace;  // routing trace (tier/routing_trace.h format); empty: none
   uint64_t seed = 1;
 };
@@ -33,8 +34,10 @@ struct DecodeBenchResult {
   double bytesReadPerToken = 0;
   double stallSecondsPerToken = 0;
   double diskGbps = 0;              // expert reads, same backend and depth
+  double decodeReadGbps = 0;        // bytes read while decoding / decode time
   double memGbps = 0;               // memory read bandwidth, the engine's threads
   double prefillSeconds = 0;
+  double pinnedLoadSeconds = 0;     // waiting for the pinned set after opening
   double prefetchPrecision = 0;
   double prefetchRecall = 0;
   int64_t peakRssBytes = 0;         // process peak RSS from opening the model to the end

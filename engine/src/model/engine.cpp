@@ -118,7 +118,8 @@ class EngineImpl final : public Engine {
     info_.layerCount = config_.numHiddenLayers;
     info_.hasMtp = config_.hasMtp();
     info_.eosTokenIds = config_.eosTokenIds;
-    info_.residentBytes = model::residentBytes(weights_) + experts_->residentBytes();
+    // Streamed experts come and go (tierSnapshot() shows them); resident ones are counted.
+    info_.residentBytes = model::residentBytes(weights_) + (store_ ? 0 : experts_->residentBytes());
     if (std::filesystem::exists(dir / "tokenizer.json"))
       tokenizer_ = Tokenizer::load(dir / "tokenizer.json");
     log().debug("opened {}: {} layers, vocabulary {}, MTP {}, {:.1f} MiB of weights in memory",

@@ -1,5 +1,7 @@
 #include "model/moe.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -84,34 +86,44 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   // then summed in ascending expert order, so the result is bit-identical to computing with
   // every expert resident whatever arrives first.
   std::vector<std::vector<float>> results(needed.size());
-  std::vector<float> gathered;
   auto compute = [&](size_t i, const FeedForwardWeights& w) {
     const auto& rows = users[static_cast<size_t>(needed[i])];
     const int64_t m = static_cast<int64_t>(rows.size());
-    gathered.resize(static_cast<size_t>(m * hidden));
+    std::vector<float> gathered(static_cast<size_t>(m * hidden));
     results[i].resize(static_cast<size_t>(m * hidden));
     for (int64_t r = 0; r < m; ++r)
       std::copy(x + rows[r].first * hidden, x + (rows[r].first + 1) * hidden,
                 gathered.begin() + r * hidden);
     feedForward(w, gathered.data(), m, results[i].data(), ctx.kernels);
   };
+  // Decode: one expert per thread (a single token's expert is too small to split well, and
+  // one parallel region per batch of experts instead of three per expert saves the fork/join
+  // cost). Batches of many tokens split each expert's matmuls across threads instead.
+  const bool perThread = count <= 4 && omp_get_max_threads() > 1;
   std::vector<size_t> pending(needed.size());
   for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  std::vector<size_t> batch;
+  std::vector<ExpertHandle> handles;
   while (!pending.empty()) {
-    bool progressed = false;
+    batch.clear();
+    handles.clear();
     for (size_t k = 0; k < pending.size();) {
       if (ExpertHandle w = experts.tryGet(layer, needed[pending[k]])) {
-        compute(pending[k], *w);
+        batch.push_back(pending[k]);
+        handles.push_back(std::move(w));
         pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
-        progressed = true;
       } else {
         ++k;
       }
     }
-    if (!progressed) {  // nothing in memory yet: wait for the first one
-      compute(pending.front(), *experts.get(layer, needed[pending.front()]));
+    if (batch.empty()) {  // nothing in memory yet: wait for the first one
+      batch.push_back(pending.front());
+      handles.push_back(experts.get(layer, needed[pending.front()]));
       pending.erase(pending.begin());
     }
+    const int64_t n = static_cast<int64_t>(batch.size());
+#pragma omp parallel for schedule(dynamic, 1) if (perThread && n > 1)
+    for (int64_t b = 0; b < n; ++b) compute(batch[static_cast<size_t>(b)], *handles[static_cast<size_t>(b)]);
   }
   for (size_t i = 0; i < needed.size(); ++i) {
     const auto& rows = users[static_cast<size_t>(needed[i])];

@@ -22,8 +22,9 @@ double secondsSince(Clock::time_point start) {
 
 // Heat halves every 32 steps: recent enough for a live heatmap, long enough to be stable.
 const double kHeatDecay = std::pow(0.5, 1.0 / 32.0);
-// The pinned set is chosen again this often (steps), from history and live heat.
-constexpr int64_t kRepinInterval = 256;
+// The pinned set is chosen again from history and live heat at steps 16, 64 and 256 (soon
+// after a start without history), then every 256 steps.
+bool repinAt(int64_t step) { return step == 16 || step == 64 || (step > 0 && step % 256 == 0); }
 
 int64_t matrixBytes(const model::FeedForwardWeights& w) {
   return w.gate.bytes() + w.up.bytes() + w.down.bytes();
@@ -201,11 +202,12 @@ void ExpertStore::choosePinned() {
   std::vector<int> order(entries_.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score[a] > score[b]; });
-  // Hottest first, as many as the budget holds (experts of different layers may differ in size).
+  // Hottest first, as many as the budget holds (experts of different layers may differ in
+  // size). Without any history the budget is still filled (in model order): an arbitrary
+  // expert in memory beats none, and live heat replaces them at the next choice.
   std::vector<bool> want(entries_.size(), false);
   int64_t bytes = 0;
   for (int s : order) {
-    if (score[static_cast<size_t>(s)] <= 0) break;
     if (bytes + bytesOf(s) > settings_.pinnedBytes) continue;
     bytes += bytesOf(s);
     want[static_cast<size_t>(s)] = true;
@@ -278,7 +280,7 @@ void ExpertStore::prefetch(int layer, std::span<const int> experts, bool predict
   if (layer <= lastLayer_) {
     ++step_;
     ++counters_.steps;
-    if (step_ % kRepinInterval == 0 && settings_.pinnedBytes > 0) choosePinned();
+    if (repinAt(step_) && settings_.pinnedBytes > 0) choosePinned();
   }
   lastLayer_ = layer;
   if (traceSink_) traceSink_(step_, layer, experts);

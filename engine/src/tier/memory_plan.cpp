@@ -135,7 +135,13 @@ MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* containe
                 " of scratch + at least " + gib(plan.minimumExpertBytes) + " for experts = " +
                 gib(fixed + plan.minimumExpertBytes) + "; raise the budget or shorten the context");
   const int64_t allExperts = plan.expertBytes * plan.expertCount;
-  const int64_t experts = std::min(available, allExperts);
+  if (available >= allExperts) {
+    // Everything fits: pin every expert (read once at start, never evicted); no cache needed.
+    plan.pinnedBytes = allExperts;
+    plan.cacheBytes = (available - allExperts) / plan.expertBytes * plan.expertBytes;
+    return plan;
+  }
+  const int64_t experts = available;
   const double fraction = std::clamp(s.pinnedFraction, 0.0, 1.0);
   // Whole experts only; the cache keeps at least the minimum.
   plan.pinnedBytes = static_cast<int64_t>(experts * fraction) / plan.expertBytes * plan.expertBytes;
