@@ -80,9 +80,10 @@ int runSynth(const Args& args) {
 
   ProgressPrinter printer;
   const SynthReport r = synthesizeModel(options, [&](const SynthProgress& p) { printer(p); });
-  std::printf("synthesized: %.3f billion parameters, %lld tensors and experts (seed %llu, zipf %g)\n",
-              r.parameters / 1e9, static_cast<long long>(r.units),
-              static_cast<unsigned long long>(options.seed), options.zipf);
+  std::printf(
+      "synthesized: %.3f billion parameters, %lld tensors and experts (seed %llu, zipf %g)\n",
+      r.parameters / 1e9, static_cast<long long>(r.units),
+      static_cast<unsigned long long>(options.seed), options.zipf);
   std::printf("container: %s, %.1f MB (resident %.1f MB, experts %.1f MB)\n",
               options.output.c_str(), r.containerBytes / 1e6, r.residentBytes / 1e6,
               (r.containerBytes - r.residentBytes) / 1e6);

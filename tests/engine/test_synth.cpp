@@ -76,8 +76,7 @@ double stddev(const std::vector<float>& v) {
 // How often each expert of `layer` is picked by the engine's router (model::route) over
 // `tokens` random unit-RMS hidden states, which is what the post-attention norm feeds it.
 std::vector<int> selectionCounts(const fs::path& dir, int layer, int tokens, int* distinctSets) {
-  const strata::model::ModelConfig config =
-      strata::model::loadModelConfig(dir / "config.json");
+  const strata::model::ModelConfig config = strata::model::loadModelConfig(dir / "config.json");
   const Container c = Container::open(dir);
   const std::string p = "model.layers." + std::to_string(layer) + ".mlp.gate.";
   const int64_t experts = config.nRoutedExperts, hidden = config.hiddenSize;
@@ -172,8 +171,7 @@ class TestSynth : public QObject {
     const CliRun r = runCli({"synth", "--from-config", path(writeConfig(tinyConfig())), "--out",
                              path(out), "--seed", "3"});
     QCOMPARE(r.exitCode, 0);
-    QVERIFY2(r.text().contains("synthesized:") && r.text().contains(" MB/s"),
-             qPrintable(r.text()));
+    QVERIFY2(r.text().contains("synthesized:") && r.text().contains(" MB/s"), qPrintable(r.text()));
 
     const Container c = Container::open(out);
     QCOMPARE(c.expertLayers(), (std::vector<int>{1, 2, 3}));  // 3: the MTP layer
@@ -194,12 +192,10 @@ class TestSynth : public QObject {
       const std::vector<float> row(step.logits.begin() + t * 256,
                                    step.logits.begin() + (t + 1) * 256);
       const double spread = stddev(row);
-      QVERIFY2(spread > 0.2 && spread < 20, qPrintable(QString("position %1: logit std %2")
-                                                           .arg(t)
-                                                           .arg(spread)));
+      QVERIFY2(spread > 0.2 && spread < 20,
+               qPrintable(QString("position %1: logit std %2").arg(t).arg(spread)));
     }
-    QVERIFY(!std::equal(step.logits.begin(), step.logits.begin() + 256,
-                        step.logits.begin() + 256));
+    QVERIFY(!std::equal(step.logits.begin(), step.logits.begin() + 256, step.logits.begin() + 256));
 
     const auto config = nlohmann::json::parse(testckpt::readBytes(out / "config.json"));
     QCOMPARE(config["strata_synthetic"]["seed"].get<int>(), 3);
@@ -327,21 +323,26 @@ class TestSynth : public QObject {
       // Popularity rank = bias rank (the layer's random order of the experts).
       std::vector<int> byRank(static_cast<size_t>(experts));
       std::iota(byRank.begin(), byRank.end(), 0);
-      std::stable_sort(byRank.begin(), byRank.end(), [&](int a, int b) { return bias[a] > bias[b]; });
+      std::stable_sort(byRank.begin(), byRank.end(),
+                       [&](int a, int b) { return bias[a] > bias[b]; });
       double worst = 0;
       for (int r = 0; r < experts; ++r) {
         const double rate = double(counts[byRank[r]]) / tokens;
         worst = std::max(worst, std::fabs(rate - law[r]) - 0.1 * law[r]);
         QVERIFY2(std::fabs(rate - law[r]) <= 0.025 + 0.1 * law[r],
                  qPrintable(QString("layer %1, rank %2: picked by %3 of tokens, law %4")
-                                .arg(layer).arg(r + 1).arg(rate).arg(law[r])));
+                                .arg(layer)
+                                .arg(r + 1)
+                                .arg(rate)
+                                .arg(law[r])));
       }
       const auto [lo, hi] = std::minmax_element(counts.begin(), counts.end());
       const int mid = median(counts);
-      qInfo("zipf %g, layer %d: experts picked by %.1f%%..%.1f%% of tokens (median %.1f%%), "
-            "%d distinct expert sets in %d tokens, worst excess over 10%% of the law %.3f",
-            zipf, layer, 100.0 * *lo / tokens, 100.0 * *hi / tokens, 100.0 * mid / tokens, sets,
-            tokens, worst);
+      qInfo(
+          "zipf %g, layer %d: experts picked by %.1f%%..%.1f%% of tokens (median %.1f%%), "
+          "%d distinct expert sets in %d tokens, worst excess over 10%% of the law %.3f",
+          zipf, layer, 100.0 * *lo / tokens, 100.0 * *hi / tokens, 100.0 * mid / tokens, sets,
+          tokens, worst);
       QVERIFY(sets > tokens / 2);
       if (zipf > 0) {
         QCOMPARE(counts[byRank[0]], *hi);
@@ -356,7 +357,8 @@ class TestSynth : public QObject {
     QTest::addColumn<QString>("what");
     QTest::addColumn<int>("exitCode");
     QTest::addColumn<QString>("message");
-    QTest::newRow("unknown preset") << "preset" << 2 << "unknown preset 'huge' (known: medium, large)";
+    QTest::newRow("unknown preset")
+        << "preset" << 2 << "unknown preset 'huge' (known: medium, large)";
     QTest::newRow("neither preset nor config") << "neither" << 2 << "exactly one of";
     QTest::newRow("both preset and config") << "both" << 2 << "exactly one of";
     QTest::newRow("negative zipf") << "zipf" << 2 << "--zipf: '-1'";
@@ -372,9 +374,16 @@ class TestSynth : public QObject {
     const fs::path out = fresh("bad");
     QStringList args = {"synth", "--out", path(out)};
     const fs::path good = writeConfig(tinyConfig());
-    if (what == "preset") args << "--preset" << "huge";
-    if (what == "both") args << "--preset" << "medium" << "--from-config" << path(good);
-    if (what == "zipf") args << "--from-config" << path(good) << "--zipf" << "-1";
+    if (what == "preset")
+      args << "--preset"
+           << "huge";
+    if (what == "both")
+      args << "--preset"
+           << "medium"
+           << "--from-config" << path(good);
+    if (what == "zipf")
+      args << "--from-config" << path(good) << "--zipf"
+           << "-1";
     if (what == "malformed") {
       const fs::path file = fresh("broken") += ".json";
       testckpt::writeBytes(file, "{\"model_type\": \"glm_moe_dsa\",");
@@ -413,9 +422,9 @@ class TestSynth : public QObject {
     const CliRun r =
         runCli({"synth", "--from-config", path(writeConfig(config)), "--out", path(out)});
     QCOMPARE(r.exitCode, 1);
-    QVERIFY2(r.err.contains("needs") && r.err.contains("GB but only") &&
-                 r.err.contains("is free on"),
-             qPrintable(r.err));
+    QVERIFY2(
+        r.err.contains("needs") && r.err.contains("GB but only") && r.err.contains("is free on"),
+        qPrintable(r.err));
     QVERIFY(!fs::exists(out));
   }
 };

@@ -6,9 +6,11 @@
 //
 // The weights are random and only numerically sane (every linear has std 1/sqrt(fan_in), norms
 // 1, embeddings std 1), so a forward pass neither overflows nor collapses but the model
-// produces gibberish by design. Router biases make expert popularity follow a Zipf law per MoE
-// layer, so expert caches see a realistic skew. The output is a pure function of the options:
-// the same seed gives byte-identical files whatever the thread count.
+// produces gibberish by design. Router biases give each MoE layer a skewed expert popularity:
+// a token's experts look like k draws without replacement from a Zipf law
+// (synth/router_skew.h), so expert caches see a realistic, tunable skew. The output is a pure
+// function of the options and the build: the same seed gives byte-identical files whatever
+// the thread count.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -23,8 +25,9 @@ struct SynthOptions {
   std::filesystem::path output;      // must not exist, or be an empty directory
   std::string preset;                // see synthPresetNames(); empty when configFile is given
   std::filesystem::path configFile;  // any glm_moe_dsa config.json, instead of a preset
-  // Expert popularity per MoE layer: the expert of rank r (in a random per-layer order) is
-  // picked with probability proportional to 1 / r^zipf. 0 is uniform.
+  // Expert popularity per MoE layer: the expert of rank r (in a random per-layer order) has
+  // popularity proportional to 1 / r^zipf, and each token's experts are drawn from it without
+  // replacement. 0 is uniform.
   double zipf = 1.0;
   uint64_t seed = 1;
   int threads = 0;  // 0: OpenMP's default

@@ -12,9 +12,9 @@ namespace {
 
 // Simulated tokens for the rates, and the fixed seeds of their samples: the fit reuses one
 // sample each round (common random numbers), so it converges smoothly and is deterministic.
-constexpr int kDrawTokens = 65536;
+constexpr int kDrawTokens = 32768;
 constexpr int kRouterTokens = 16384;
-constexpr int kFitRounds = 40;
+constexpr int kFitRounds = 12;  // converges in about 6
 constexpr uint64_t kDrawSeed = 0x5EED0001, kRouterSeed = 0x5EED0002;
 
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
@@ -82,18 +82,15 @@ std::vector<double> zipfPopularity(int experts, double s) {
 std::vector<double> drawRates(const std::vector<double>& popularity, int k) {
   Rng rng(kDrawSeed);
   const size_t experts = popularity.size();
-  std::vector<double> rates(experts, 0.0), row(experts);
+  std::vector<double> rates(experts, 0.0), row(experts), logP(experts);
   std::vector<int> index(experts);
+  for (size_t r = 0; r < experts; ++r) logP[r] = std::log(popularity[r]);
   for (int t = 0; t < kDrawTokens; ++t) {
     for (size_t r = 0; r < experts; ++r)  // log p + Gumbel noise
-      row[r] = std::log(popularity[r]) - std::log(-std::log(openUnit(rng)));
+      row[r] = logP[r] - std::log(-std::log(openUnit(rng)));
     countTopk(row, k, index, rates, 1.0 / kDrawTokens);
   }
   return rates;
-}
-
-std::vector<double> routerPickRates(const std::vector<double>& bias, int k) {
-  return topkRates(routerScores(bias.size()), bias, k);
 }
 
 std::vector<double> biasByRank(int experts, int k, double zipf) {

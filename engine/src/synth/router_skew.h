@@ -7,9 +7,10 @@
 //
 // The router picks the top k of sigmoid(logit_e) + bias_e, and the synthetic gate (std
 // 1/sqrt(H)) gives independent N(0, 1) logits for unit-RMS inputs. bias = c * log(p) would be
-// exact were sigmoid(logit) Gumbel-distributed, but it is bounded and light-tailed: the rare
-// half of the experts would almost never be picked. So the biases are fitted instead: each
-// expert's pick rate, simulated on random logits, is matched to its Plackett-Luce rate.
+// exact were sigmoid(logit) Gumbel-distributed, but it is bounded and light-tailed: with zipf 1
+// and 128 experts the rarer half would be picked several times less often than the law says
+// and the rarest quarter almost never. So the biases are fitted instead: each expert's pick
+// rate, simulated on random logits, is matched to its Plackett-Luce rate.
 #include <cstdint>
 #include <vector>
 
@@ -25,10 +26,6 @@ std::vector<double> zipfPopularity(int experts, double s);
 // Fraction of tokens whose top k includes the expert of each rank: Plackett-Luce, estimated
 // on a fixed simulated sample (deterministic).
 std::vector<double> drawRates(const std::vector<double>& popularity, int k);
-
-// Fraction of tokens the router (top k of sigmoid(logit) + bias, logits N(0, 1)) sends to
-// each expert, on a fixed simulated sample.
-std::vector<double> routerPickRates(const std::vector<double>& bias, int k);
 
 // Biases by rank (mean 0) whose router pick rates match drawRates(zipfPopularity(...)).
 // zipf 0 gives all zeros. Computed once per model: every layer uses them in its own order.

@@ -71,14 +71,15 @@ void checkDiskSpace(const fs::path& out, uint64_t needed) {
 
 std::string readme(const SyntheticConfig& sc, const SynthOptions& o) {
   const model::ModelConfig& c = sc.config;
-  char text[1024];
+  char text[4096];
   std::snprintf(
       text, sizeof text,
       "Synthetic GLM-5-shaped model written by `strata-cli synth` (%s, seed %llu, zipf %g).\n\n"
       "Its weights are RANDOM: it produces gibberish by design. It exists to benchmark the\n"
       "engine (expert streaming, caches, kernels) on the real layout without downloading a\n"
       "real model: hidden %d, %d layers, %d routed experts (top %d) per MoE layer, vocab %d.\n"
-      "Router biases make expert popularity follow a Zipf law (exponent %g) per MoE layer.\n"
+      "Router biases make each token's experts look like draws from a Zipf popularity\n"
+      "(exponent %g; random expert order per MoE layer).\n"
       "There is no tokenizer: feed token ids. config.json's \"strata_synthetic\" field\n"
       "records how it was made; the files are a Strata container (docs/container-format.md)\n"
       "stored as `strata-cli convert --policy default` stores a checkpoint of this shape.\n",
@@ -89,7 +90,8 @@ std::string readme(const SyntheticConfig& sc, const SynthOptions& o) {
 
 class Synthesizer {
  public:
-  Synthesizer(const SynthOptions& options, const std::function<void(const SynthProgress&)>& progress)
+  Synthesizer(const SynthOptions& options,
+              const std::function<void(const SynthProgress&)>& progress)
       : options_(options), progress_(progress), start_(std::chrono::steady_clock::now()) {}
 
   SynthReport run() {
@@ -273,8 +275,10 @@ class Synthesizer {
     writer_.reset();
     std::error_code ignored;
     for (const io::ContainerFile& f : plan_.files) fs::remove(options_.output / f.name, ignored);
-    for (const char* name : {"config.json", kReadmeName, io::kManifestName})
+    for (const char* name : {"config.json", kReadmeName, io::kManifestName}) {
       fs::remove(options_.output / name, ignored);
+      fs::remove(options_.output / (std::string(name) + ".tmp"), ignored);  // durable_file's
+    }
     if (createdDir) fs::remove(options_.output, ignored);  // only if now empty
   }
 
@@ -287,7 +291,7 @@ class Synthesizer {
   std::chrono::steady_clock::time_point start_;
   convert::ContainerPlan plan_;
   std::optional<io::ContainerWriter> writer_;
-  std::mutex writeMutex_;  // guards writer_ and the progress counters while writing
+  std::mutex writeMutex_;           // guards writer_ and the progress counters while writing
   std::vector<double> biasByRank_;  // router biases by popularity rank, the same every layer
   uint64_t totalBytes_ = 0;
   uint64_t bytesDone_ = 0;
