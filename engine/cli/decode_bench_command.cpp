@@ -67,6 +67,7 @@ int runBenchDecode(const Args& args) {
   std::printf("hit rate %.3f (policy %s), read %.1f MiB/token, stall %.1f ms/token, prefetch precision %.2f recall %.2f\n",
               r.hitRate, t.cachePolicy.c_str(), mib(r.bytesReadPerToken), 1e3 * r.stallSecondsPerToken,
               r.prefetchPrecision, r.prefetchRecall);
+  std::printf("tier snapshot %.3f ms\n", 1e3 * r.snapshotSeconds);
   std::printf("peak RSS %.0f MiB (program alone %.0f MiB), budget %.0f MiB\n", mib(r.peakRssBytes),
               mib(r.baselineRssBytes), mib(r.budgetBytes));
   (void)tokens;
@@ -83,6 +84,7 @@ int runBenchDecode(const Args& args) {
         {"mem_gbps", r.memGbps},
         {"prefill_s", r.prefillSeconds},
         {"pinned_load_s", r.pinnedLoadSeconds},
+        {"snapshot_s", r.snapshotSeconds},
         {"prefetch_precision", r.prefetchPrecision},
         {"prefetch_recall", r.prefetchRecall},
         {"peak_rss_bytes", r.peakRssBytes},

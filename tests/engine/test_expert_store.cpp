@@ -189,6 +189,19 @@ class TestExpertStore : public QObject {
     if (cacheExperts == 0) QVERIFY(snap.counters.misses > 0);  // it really streamed
   }
 
+  // Under a budget, a session may not grow its KV cache past the planned context.
+  void contextBeyondThePlanIsRefused() {
+    EngineSettings s = streaming(int64_t{1} << 30);
+    s.memory.contextTokens = 16;
+    const auto engine = Engine::open(container_, s);
+    auto session = engine->newSession();
+    session->append(prompt(12));
+    const QString error = errorOf([&] { session->append(prompt(5)); }, {"17 tokens", "16"});
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(session->length(), int64_t{12});  // nothing lost
+    session->append(prompt(4));
+  }
+
   // LRU over a 3-expert cache: the least recently used goes first; the byte count follows.
   void evictsLeastRecentlyUsed() {
     const auto s = store(3, 0, nullptr);

@@ -38,6 +38,7 @@ struct DecodeBenchResult {
   double memGbps = 0;               // memory read bandwidth, the engine's threads
   double prefillSeconds = 0;
   double pinnedLoadSeconds = 0;     // waiting for the pinned set after opening
+  double snapshotSeconds = 0;       // one Engine::tierSnapshot() call (median)
   double prefetchPrecision = 0;
   double prefetchRecall = 0;
   int64_t peakRssBytes = 0;         // process peak RSS from opening the model to the end

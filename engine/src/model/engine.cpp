@@ -140,7 +140,9 @@ class EngineImpl final : public Engine {
   }
 
   std::unique_ptr<Session> newSession() override {
-    return std::make_unique<model::SessionImpl>(*transformer_, tokenizer_.get(), threads_);
+    // Under a memory budget the KV cache is part of the plan: a session may not outgrow it.
+    const int64_t maxTokens = info_.plan.streaming ? settings_.memory.contextTokens : 0;
+    return std::make_unique<model::SessionImpl>(*transformer_, tokenizer_.get(), threads_, maxTokens);
   }
 
   TierSnapshot tierSnapshot() const override {

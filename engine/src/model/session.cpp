@@ -13,10 +13,11 @@ void useThreads(int threads) {
 }
 
 SessionImpl::SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer,
-                         const std::atomic<int>& threads)
+                         const std::atomic<int>& threads, int64_t maxTokens)
     : transformer_(transformer),
       tokenizer_(tokenizer),
       threads_(threads),
+      maxTokens_(maxTokens),
       cache_(transformer.newCache()),
       mtpCache_(transformer.newMtpCache()) {}
 
@@ -24,6 +25,11 @@ Session::StepResult SessionImpl::append(std::span<const int32_t> tokens) {
   useThreads(threads_.load());
   StepResult r;
   if (tokens.empty()) return r;
+  const int64_t after = cache_.length() + static_cast<int64_t>(tokens.size());
+  if (maxTokens_ > 0 && after > maxTokens_)
+    throw Error("the conversation would reach " + std::to_string(after) +
+                " tokens; the memory plan holds a KV cache of " + std::to_string(maxTokens_) +
+                " (raise the context setting or start a new conversation)");
   r.hidden = transformer_.forward(tokens, cache_);  // validates ids before touching the cache
   r.logits = transformer_.logits(r.hidden.data(), static_cast<int64_t>(tokens.size()));
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());

@@ -12,8 +12,9 @@ class SessionImpl final : public Session {
  public:
   // `tokenizer` may be null (no text out, no stop strings). All three must outlive the
   // session; `threads` is the engine's (live-tunable) setting, read at every call.
+  // `maxTokens` > 0: the KV cache the memory plan reserved; appending past it is an error.
   SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer,
-              const std::atomic<int>& threads);
+              const std::atomic<int>& threads, int64_t maxTokens = 0);
 
   StepResult append(std::span<const int32_t> tokens) override;
   std::vector<float> appendMtp(std::span<const float> hidden,
@@ -32,6 +33,7 @@ class SessionImpl final : public Session {
   const Transformer& transformer_;
   const Tokenizer* tokenizer_;
   const std::atomic<int>& threads_;
+  int64_t maxTokens_;
   kv::KvCache cache_;
   kv::KvCache mtpCache_;
   std::vector<int32_t> tokens_;
