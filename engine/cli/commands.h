@@ -33,6 +33,9 @@ int runBenchKernels(const Args& args);
 // cache_bench_command.cpp
 int runBenchCache(const Args& args);
 
+// resume_bench_command.cpp
+int runBenchResume(const Args& args);
+
 // decode_bench_command.cpp
 int runBenchDecode(const Args& args);
 

@@ -6,8 +6,12 @@
 #include <iostream>
 #include <string>
 #include <vector>
+#include <filesystem>
+#include <optional>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "io/durable_file.h"
 #include "memory_options.h"
 #include "strata/chat.h"
 #include "strata/engine.h"
@@ -24,7 +28,7 @@ struct ConversationSetup {
 
 const std::vector<std::string> kConversationOptions = {
     "model", "system", "max-new", "temperature", "top-p", "top-k", "min-p", "repeat-penalty",
-    "seed", "no-think", "threads", "precision", "ram-gb", "io"};
+    "seed", "no-think", "threads", "precision", "ram-gb", "io", "kv-precision"};
 
 float parseFloat(const std::string& text, const std::string& what) {
   try {
@@ -44,6 +48,9 @@ ConversationSetup setUp(const Args& args) {
   if (precision == "native") settings.precision = Precision::Native;
   else if (precision != "f32") throw UsageError("--precision must be f32 or native");
   applyMemoryOptions(args, settings.memory);
+  const auto kvPrecision = parseKvPrecision(args.get("kv-precision", "f32"));
+  if (!kvPrecision) throw UsageError("--kv-precision must be f32, bf16 or f16");
+  settings.kvPrecision = *kvPrecision;
   s.engine = Engine::open(args.require("model"), settings);
   if (!s.engine->tokenizer())
     throw Error(args.require("model") + ": no tokenizer.json, so there is no text to chat with");
@@ -133,21 +140,69 @@ void printSpeed(const GenerateResult& r) {
                r.finishReason.c_str());
 }
 
-// One assistant turn: render, generate, print; returns the reply as a message for history.
-ChatMessage reply(ConversationSetup& s, Session& session, const std::vector<ChatMessage>& messages) {
+// One assistant turn: render, generate, print; returns the parsed reply.
+AssistantReply reply(ConversationSetup& s, Session& session, const std::vector<ChatMessage>& messages) {
   const std::string prompt = renderGlmChat(messages, {}, s.chat);
   const std::vector<int32_t> ids = s.engine->tokenizer()->encode(prompt);
   ReplyPrinter printer(s.chat.enableThinking);
   const GenerateResult r = session.generate(ids, s.generate, std::ref(printer));
   printer.finish();
   printSpeed(r);
-  const AssistantReply parsed = parseGlmReply(r.text, s.chat.enableThinking);
+  return parseGlmReply(r.text, s.chat.enableThinking);
+}
+
+ChatMessage asMessage(const AssistantReply& parsed) {
   ChatMessage m;
   m.role = ChatRole::Assistant;
   m.content = parsed.content;
   m.reasoningContent = parsed.reasoning;
   m.toolCalls = parsed.toolCalls;
   return m;
+}
+
+// `chat --session FILE`: the conversation (OpenAI-shaped messages) in FILE, its KV cache in
+// FILE.kv (docs/kv-file-format.md). Both are saved after every turn; reopening loads the KV
+// cache instead of recomputing the conversation, or recomputes it if the cache is unusable.
+class SavedChat {
+ public:
+  explicit SavedChat(std::filesystem::path file) : file_(std::move(file)) {}
+  std::filesystem::path kvFile() const { return file_.string() + ".kv"; }
+  bool exists() const { return std::filesystem::exists(file_); }
+
+  nlohmann::ordered_json load() const {
+    try {
+      const auto j = nlohmann::ordered_json::parse(io::readFileText(file_));
+      if (!j.is_object() || j.value("format", "") != "strata-chat" || !j.contains("messages"))
+        throw Error("not a strata-chat file");
+      return j.at("messages");
+    } catch (const std::exception& e) {
+      throw Error(file_.string() + ": cannot read the conversation: " + e.what());
+    }
+  }
+
+  void save(const nlohmann::ordered_json& messages, Session& session) const {
+    const nlohmann::ordered_json j = {{"format", "strata-chat"}, {"version", 1}, {"messages", messages}};
+    io::writeFileAtomically(file_, j.dump(1));
+    session.save(kvFile());
+  }
+
+ private:
+  std::filesystem::path file_;
+};
+
+// The saved session if its KV file is usable, else a fresh one (and why, on stderr).
+std::unique_ptr<Session> resumeOrStart(Engine& engine, const SavedChat& saved) {
+  if (!std::filesystem::exists(saved.kvFile())) return engine.newSession();
+  try {
+    auto session = engine.resumeSession(saved.kvFile());
+    std::fprintf(stderr, "[resumed %zu tokens from %s]\n", session->tokens().size(),
+                 saved.kvFile().string().c_str());
+    return session;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "[the saved KV cache cannot be used (%s); the conversation is recomputed]\n",
+                 e.what());
+    return engine.newSession();
+  }
 }
 
 std::vector<ChatMessage> startMessages(const ConversationSetup& s) {
@@ -171,11 +226,25 @@ int runRun(const Args& args) {
   return 0;
 }
 
+nlohmann::ordered_json userMessage(const std::string& text) {
+  return {{"role", "user"}, {"content", text}};
+}
+
 int runChat(const Args& args) {
-  args.allowOnly(kConversationOptions);
+  std::vector<std::string> known = kConversationOptions;
+  known.push_back("session");
+  args.allowOnly(known);
   ConversationSetup s = setUp(args);
-  auto session = s.engine->newSession();
-  std::vector<ChatMessage> messages = startMessages(s);
+  std::optional<SavedChat> saved;
+  if (args.has("session")) saved.emplace(args.require("session"));
+  nlohmann::ordered_json transcript = nlohmann::ordered_json::array();
+  if (saved && saved->exists()) {
+    transcript = saved->load();
+  } else if (!s.system.empty()) {
+    transcript.push_back({{"role", "system"}, {"content", s.system}});
+  }
+  std::vector<ChatMessage> messages = parseChatMessages(transcript);
+  auto session = saved ? resumeOrStart(*s.engine, *saved) : s.engine->newSession();
   const bool tty = isatty(0);
   if (tty) std::fputs("Type a message; an empty line or /exit ends the chat.\n", stderr);
   std::string line;
@@ -183,7 +252,11 @@ int runChat(const Args& args) {
     if (tty) std::fputs("> ", stderr);
     if (!std::getline(std::cin, line) || line.empty() || line == "/exit") break;
     messages.push_back({ChatRole::User, line, {}, {}, {}, {}});
-    messages.push_back(reply(s, *session, messages));
+    transcript.push_back(userMessage(line));
+    const AssistantReply answer = reply(s, *session, messages);
+    messages.push_back(asMessage(answer));
+    transcript.push_back(toOpenAiMessage(answer));
+    if (saved) saved->save(transcript, *session);
   }
   return 0;
 }

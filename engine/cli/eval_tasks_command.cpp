@@ -10,7 +10,8 @@
 namespace strata::cli {
 
 int runEvalTasks(const Args& args) {
-  args.allowOnly({"model", "tasks", "precision", "threads", "json", "max-new", "limit", "verbose"});
+  args.allowOnly({"model", "tasks", "precision", "threads", "json", "max-new", "limit", "verbose",
+                  "kv-precision"});
   const std::string modelDir = args.require("model");
   const std::string tasksFile = args.get("tasks", modelDir + "/eval.jsonl");
   const int maxNew = parseInt(args.get("max-new", "256"), "--max-new");
@@ -22,6 +23,9 @@ int runEvalTasks(const Args& args) {
   if (precision == "native") settings.precision = Precision::Native;
   else if (precision != "f32") throw UsageError("--precision must be f32 or native");
   if (args.has("threads")) settings.threads = parseInt(args.require("threads"), "--threads");
+  const auto kvPrecision = parseKvPrecision(args.get("kv-precision", "f32"));
+  if (!kvPrecision) throw UsageError("--kv-precision must be f32, bf16 or f16");
+  settings.kvPrecision = *kvPrecision;
   auto engine = Engine::open(modelDir, settings);
 
   using RowCallback = std::function<void(const std::string&, bool, const std::string&, const std::string&)>;

@@ -29,17 +29,19 @@ const std::vector<Command>& commands() {
        R"(run       --model DIR --prompt TEXT [--system TEXT] [--no-think] [--max-new N]
             [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R]
             [--seed S] [--threads N] [--precision f32|native] [--ram-gb X]
-            [--io direct|buffered|uring]
+            [--io direct|buffered|uring] [--kv-precision f32|bf16|f16]
             One answer to a prompt, rendered with the GLM chat format. The answer goes to
             stdout; the thinking and a speed line go to stderr. --ram-gb: the memory budget; the
             experts of a Strata container then stream from disk (the engine refuses a budget
             that cannot hold the model's minimum, with the numbers).)"},
       {"chat", {"no-think"}, strata::cli::runChat,
-       R"(chat      --model DIR [same options as run, without --prompt]
-            Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.)"},
+       R"(chat      --model DIR [same options as run, without --prompt] [--session FILE]
+            Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.
+            --session FILE: continue the conversation saved in FILE (created if absent) and
+            save it after every turn, its KV cache in FILE.kv, so reopening is instant.)"},
       {"eval-tasks", {"json", "verbose"}, strata::cli::runEvalTasks,
        R"(eval-tasks --model DIR [--tasks FILE.jsonl] [--precision f32|native] [--json]
-            [--max-new N] [--limit N] [--verbose] [--threads N]
+            [--max-new N] [--limit N] [--verbose] [--threads N] [--kv-precision f32|bf16|f16]
             Exact-match accuracy on a held-out task set (default DIR/eval.jsonl; rows
             {"task", "messages", "answer"}), greedy, per task and overall. --json: the last
             line is {"overall": fraction, "tasks": {task: fraction}, ...}.)"},
@@ -70,6 +72,13 @@ const std::vector<Command>& commands() {
             last line is one JSON object (tok_s, limit_tok_s, ratio, hit_rate,
             bytes_read_per_token, peak_rss_bytes, budget_bytes, ...). --record-trace writes the
             routing trace that `bench cache` replays.)"},
+      {"bench resume", {"json"}, strata::cli::runBenchResume,
+       R"(bench resume --model DIR [--tokens N,N,...] [--kv-precision f32|bf16|f16] [--work DIR]
+            [--ram-gb X] [--threads N] [--json]
+            For conversations of each length (default 512,4096 random tokens): time to reopen
+            the saved KV cache (Engine::resumeSession) against time to recompute it (prefill),
+            and whether the next token's logits are identical. --json: one object per length
+            (tokens, resume_ms, reprefill_ms, speedup, save_ms, file_bytes, ...).)"},
       {"bench quality", {"json"}, strata::cli::runBenchQuality,
        R"(bench quality --model HF_DIR [--tasks FILE.jsonl] [--text-file FILE] [--tokens N]
             [--policies int8,default,...] [--limit N] [--work DIR] [--json]

@@ -50,6 +50,35 @@ class TestConvert : public QObject {
   Q_OBJECT
 
  private slots:
+  // f32 -> f16: every f16 value round-trips exactly; other values go to the nearer of their two
+  // f16 neighbours (ties to the even code), found here by brute force over the codes.
+  void f32ToF16RoundsToNearestEven() {
+    for (uint32_t code = 0; code < 0x10000; ++code) {
+      const float v = f16ToF32(static_cast<uint16_t>(code));
+      if (std::isnan(v)) {
+        QVERIFY(std::isnan(f16ToF32(f32ToF16(v))));
+        continue;
+      }
+      QCOMPARE(f32ToF16(v), static_cast<uint16_t>(code == 0x8000 ? 0x8000 : code));
+    }
+    // Midpoints and points near them, over the whole positive finite range.
+    for (uint32_t code = 0; code < 0x7bff; code += 7) {
+      const float lo = f16ToF32(static_cast<uint16_t>(code));
+      const float hi = f16ToF32(static_cast<uint16_t>(code + 1));
+      const float mid = lo + (hi - lo) / 2;  // exact in f32
+      const uint16_t even = (code & 1u) ? static_cast<uint16_t>(code + 1) : static_cast<uint16_t>(code);
+      QCOMPARE(f32ToF16(mid), even);
+      QCOMPARE(f32ToF16(std::nextafter(mid, 0.0f)), static_cast<uint16_t>(code));
+      QCOMPARE(f32ToF16(std::nextafter(mid, 1e9f)), static_cast<uint16_t>(code + 1));
+      QCOMPARE(f32ToF16(-mid), static_cast<uint16_t>(0x8000u | even));
+    }
+    QCOMPARE(f32ToF16(65519.0f), uint16_t{0x7bff});   // below the midpoint to 65536
+    QCOMPARE(f32ToF16(65520.0f), uint16_t{0x7c00});   // the midpoint: ties to inf (even)
+    QCOMPARE(f32ToF16(1e10f), uint16_t{0x7c00});
+    QCOMPARE(f32ToF16(std::ldexp(1.0f, -25)), uint16_t{0});       // tie to zero
+    QCOMPARE(f32ToF16(std::ldexp(1.5f, -25)), uint16_t{1});       // above the tie
+  }
+
   void bf16KnownValues() {
     QCOMPARE(bf16ToF32(0x3F80), 1.0f);
     QCOMPARE(bf16ToF32(0xC000), -2.0f);

@@ -6,11 +6,14 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/error.h"
+#include "strata/kv_precision.h"
 #include "strata/sampling.h"
 #include "strata/tiers.h"
 #include "strata/tokenizer.h"
@@ -40,10 +43,12 @@ struct EngineSettings {
   bool denseAttention = false;
   // Memory budget and expert streaming (strata/tiers.h). Streaming needs a Strata container.
   MemorySettings memory;
+  KvPrecision kvPrecision = KvPrecision::F32;
 };
 
 struct ModelInfo {
   std::filesystem::path directory;
+  std::string fingerprint;    // identity of the weights (saved sessions must match it)
   int vocabSize = 0;
   int hiddenSize = 0;
   int layerCount = 0;
@@ -107,6 +112,15 @@ class Session {
   // Forgets everything after the first `tokens` tokens (edit, regenerate).
   virtual void truncate(int64_t tokens) = 0;
   virtual int64_t kvBytes() const = 0;
+
+  // Saves the KV cache and token ids to `file` (docs/kv-file-format.md): the first save
+  // writes everything, later ones only what changed since (a new turn is appended; after an
+  // edit the file is cut back to the edit). Crash-safe: a save interrupted at any point leaves
+  // the file as the previous save left it. Throws strata::Error naming the file.
+  virtual void save(const std::filesystem::path& file) = 0;
+  // Tokens this session ran through the model (prefill and decode). A resumed session starts
+  // at 0: what it loaded was not recomputed.
+  virtual int64_t evaluatedTokens() const = 0;
 };
 
 class Engine {
@@ -122,6 +136,11 @@ class Engine {
   // The model's tokenizer (tokenizer.json in the model folder), or nullptr if it has none.
   virtual const Tokenizer* tokenizer() const = 0;
   virtual std::unique_ptr<Session> newSession() = 0;
+  // A session holding what `file` saved, ready to continue (generate() keeps the saved tokens
+  // that match the conversation and computes only the rest). Throws strata::Error saying why
+  // the file cannot be used - not a saved session, another model, corrupt, truncated, a newer
+  // format - and the caller starts a fresh session from the conversation's text instead.
+  virtual std::unique_ptr<Session> resumeSession(const std::filesystem::path& file) = 0;
 
   // Expert tiers: heat, tier of every expert, counters, memory. Cheap (poll it 10 times a
   // second); streaming is false when every expert is simply resident.

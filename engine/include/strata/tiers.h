@@ -23,6 +23,8 @@ struct MemorySettings {
   // pinned set and expert cache together. 0: no budget - every expert is loaded into memory.
   int64_t budgetBytes = 0;
   int64_t contextTokens = 4096;  // KV cache reserved in the plan
+  // The opening of a recent conversation (system prompt) kept for new ones; in the plan too.
+  int64_t sharedPrefixTokens = 1024;
   double pinnedFraction = 0.25;  // of the expert memory, for the pinned hot set
   IoBackend io = IoBackend::Direct;
   std::string cachePolicy;       // "lru", "slru", "arc", "tinylfu"; empty: the default
@@ -41,7 +43,7 @@ struct MemoryPlan {
   int64_t expertBytes = 0;         // one routed expert
   int64_t expertCount = 0;         // routed experts in the model
   int64_t kvBytesPerToken = 0;
-  int64_t kvBytes = 0;             // for contextTokens
+  int64_t kvBytes = 0;             // for contextTokens + sharedPrefixTokens
   int64_t scratchBytes = 0;        // activations and read buffers
   int64_t minimumExpertBytes = 0;  // the cache cannot be smaller (one step's working set)
   int64_t pinnedBytes = 0;

@@ -7,12 +7,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "strata/kv_precision.h"
+
 namespace strata::kv {
+
+// Rounds values to `precision` in place (nearest even), so what attention reads is exactly
+// what a 16-bit cache or file holds.
+void roundToPrecision(float* values, size_t count, KvPrecision precision);
 
 struct LayerCache {
   std::vector<float> latent;    // [tokens x kvLoraRank]
   std::vector<float> ropeKey;   // [tokens x qkRopeHeadDim]
   std::vector<float> indexKey;  // [tokens x indexHeadDim], empty on IndexShare "shared" layers
+  KvPrecision precision = KvPrecision::F32;  // rows are rounded to it as they are written
+
+  void round(float* rows, size_t count) const { roundToPrecision(rows, count, precision); }
 };
 
 struct CacheDims {
@@ -23,7 +32,11 @@ struct CacheDims {
 
 class KvCache {
  public:
-  KvCache(int layerCount, CacheDims dims) : dims_(dims), layers_(static_cast<size_t>(layerCount)) {}
+  KvCache(int layerCount, CacheDims dims, KvPrecision precision = KvPrecision::F32)
+      : dims_(dims), layers_(static_cast<size_t>(layerCount)), precision_(precision) {
+    for (LayerCache& l : layers_) l.precision = precision;
+  }
+  KvPrecision precision() const { return precision_; }
 
   int64_t length() const { return length_; }
   const CacheDims& dims() const { return dims_; }
@@ -35,12 +48,15 @@ class KvCache {
 
   // Forgets everything after the first `tokens` tokens (edit, regenerate, speculative rollback).
   void truncate(int64_t tokens);
+  // Becomes a copy of the first `tokens` tokens of `other` (same dimensions).
+  void copyPrefix(const KvCache& other, int64_t tokens);
 
   int64_t bytes() const;
 
  private:
   CacheDims dims_;
   std::vector<LayerCache> layers_;
+  KvPrecision precision_;
   int64_t length_ = 0;
 };
 
@@ -50,6 +66,22 @@ inline void KvCache::truncate(int64_t tokens) {
     l.latent.resize(static_cast<size_t>(tokens * dims_.kvLoraRank));
     l.ropeKey.resize(static_cast<size_t>(tokens * dims_.ropeDim));
     if (!l.indexKey.empty()) l.indexKey.resize(static_cast<size_t>(tokens * dims_.indexDim));
+  }
+  length_ = tokens;
+}
+
+inline void KvCache::copyPrefix(const KvCache& other, int64_t tokens) {
+  dims_ = other.dims_;
+  precision_ = other.precision_;
+  layers_.assign(other.layers_.size(), LayerCache{});
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const LayerCache& from = other.layers_[i];
+    LayerCache& to = layers_[i];
+    to.precision = from.precision;
+    to.latent.assign(from.latent.begin(), from.latent.begin() + tokens * dims_.kvLoraRank);
+    to.ropeKey.assign(from.ropeKey.begin(), from.ropeKey.begin() + tokens * dims_.ropeDim);
+    if (!from.indexKey.empty())
+      to.indexKey.assign(from.indexKey.begin(), from.indexKey.begin() + tokens * dims_.indexDim);
   }
   length_ = tokens;
 }

@@ -173,6 +173,8 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
     std::copy(row + d.latent, row + d.latent + d.rope, kpe);
     ctx.rope.apply(kpe, batch.position(s));
   }
+  cache.round(cache.latent.data() + oldLatent, static_cast<size_t>(n * d.latent));
+  cache.round(cache.ropeKey.data() + oldRope, static_cast<size_t>(n * d.rope));
 
   // DSA: a full layer selects keys with its own indexer; a shared layer keeps `selection`.
   if (layer.indexer) selection = runIndexer(ctx, *layer.indexer, x, qLatent.data(), batch, cache);

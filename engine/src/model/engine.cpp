@@ -7,6 +7,7 @@
 #include "io/container.h"
 #include "io/safetensors.h"
 #include "model/config.h"
+#include "model/fingerprint.h"
 #include "model/session.h"
 #include "model/transformer.h"
 #include "model/weights.h"
@@ -122,6 +123,13 @@ class EngineImpl final : public Engine {
     info_.residentBytes = model::residentBytes(weights_) + (store_ ? 0 : experts_->residentBytes());
     if (std::filesystem::exists(dir / "tokenizer.json"))
       tokenizer_ = Tokenizer::load(dir / "tokenizer.json");
+    info_.fingerprint = model::modelFingerprint(dir);
+    prefixes_ = std::make_unique<model::PrefixCache>(settings.memory.sharedPrefixTokens);
+    // Under a memory budget the KV cache is part of the plan: a session may not outgrow it.
+    sessions_.reset(new model::SessionEnvironment{
+        *transformer_, tokenizer_.get(), threads_,
+        info_.plan.streaming ? settings.memory.contextTokens : 0, info_.fingerprint,
+        settings.kvPrecision, prefixes_.get()});
     log().debug("opened {}: {} layers, vocabulary {}, MTP {}, {:.1f} MiB of weights in memory",
                dir.string(), config_.numHiddenLayers, config_.vocabSize,
                config_.hasMtp() ? "yes" : "no", info_.residentBytes / 1048576.0);
@@ -140,9 +148,16 @@ class EngineImpl final : public Engine {
   }
 
   std::unique_ptr<Session> newSession() override {
-    // Under a memory budget the KV cache is part of the plan: a session may not outgrow it.
-    const int64_t maxTokens = info_.plan.streaming ? settings_.memory.contextTokens : 0;
-    return std::make_unique<model::SessionImpl>(*transformer_, tokenizer_.get(), threads_, maxTokens);
+    return std::make_unique<model::SessionImpl>(*sessions_);
+  }
+
+  std::unique_ptr<Session> resumeSession(const std::filesystem::path& file) override {
+    const kv::KvFileHeader expected = sessions_->kvFileHeader();
+    kv::KvFileState state = kv::readKvFile(file, info_.fingerprint, &expected);
+    if (sessions_->maxTokens > 0 && static_cast<int64_t>(state.tokens.size()) > sessions_->maxTokens)
+      throw Error(file.string() + ": the saved conversation has " + std::to_string(state.tokens.size()) +
+                  " tokens, more than the memory plan's context of " + std::to_string(sessions_->maxTokens));
+    return std::make_unique<model::SessionImpl>(*sessions_, std::move(state));
   }
 
   TierSnapshot tierSnapshot() const override {
@@ -187,6 +202,8 @@ class EngineImpl final : public Engine {
   std::atomic<int> threads_;
   std::unique_ptr<Transformer> transformer_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<model::PrefixCache> prefixes_;
+  std::unique_ptr<model::SessionEnvironment> sessions_;
   ModelInfo info_;
 };
 

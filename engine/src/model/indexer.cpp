@@ -29,6 +29,7 @@ std::vector<KeySelection> runIndexer(const ModelContext& ctx, const IndexerWeigh
     ctx.rope.apply(key, batch.position(s));
     for (int h = 0; h < heads; ++h) ctx.rope.apply(q.data() + (s * heads + h) * dim, batch.position(s));
   }
+  cache.round(cache.indexKey.data() + oldKeys, static_cast<size_t>(n * dim));
 
   // 3. Per-head gates in f32 (weightsProj is always held in f32).
   std::vector<float> gates(static_cast<size_t>(n * heads));

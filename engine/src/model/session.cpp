@@ -12,25 +12,67 @@ void useThreads(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
 }
 
-SessionImpl::SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer,
-                         const std::atomic<int>& threads, int64_t maxTokens)
-    : transformer_(transformer),
-      tokenizer_(tokenizer),
-      threads_(threads),
-      maxTokens_(maxTokens),
-      cache_(transformer.newCache()),
-      mtpCache_(transformer.newMtpCache()) {}
+kv::KvFileHeader SessionEnvironment::kvFileHeader() const {
+  const ModelConfig& c = transformer.config();
+  kv::KvFileHeader h;
+  h.modelFingerprint = fingerprint;
+  h.layerCount = c.numHiddenLayers;
+  h.dims = {c.kvLoraRank, c.qkRopeHeadDim, c.indexHeadDim};
+  h.layerHasIndexKey.assign(c.layerHasIndexer.begin(), c.layerHasIndexer.end());
+  h.precision = kvPrecision;
+  return h;
+}
+
+SessionImpl::SessionImpl(const SessionEnvironment& environment)
+    : env_(environment),
+      transformer_(environment.transformer),
+      tokenizer_(environment.tokenizer),
+      cache_(transformer_.newCache(environment.kvPrecision)),
+      mtpCache_(transformer_.newMtpCache(environment.kvPrecision)) {}
+
+SessionImpl::SessionImpl(const SessionEnvironment& environment, kv::KvFileState state)
+    : SessionImpl(environment) {
+  if (state.cache.length() != static_cast<int64_t>(state.tokens.size()))
+    throw Error("saved session: " + std::to_string(state.tokens.size()) + " token ids but " +
+                std::to_string(state.cache.length()) + " cached tokens");
+  // The saved vectors were rounded to the file's precision when written; this session keeps
+  // rounding new rows to the engine's setting.
+  cache_ = std::move(state.cache);
+  for (int i = 0; i < transformer_.config().numHiddenLayers; ++i)
+    cache_.layer(i).precision = env_.kvPrecision;
+  tokens_ = std::move(state.tokens);
+}
+
+void SessionImpl::save(const std::filesystem::path& file) {
+  if (!writer_ || writerPath_ != file) {
+    writer_.reset();
+    const kv::KvFileHeader header = env_.kvFileHeader();
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec)) {
+      try {
+        writer_.emplace(kv::KvFileWriter::open(file, header));
+      } catch (const Error&) {
+        // Another model's file, a damaged one, or not ours: this save replaces it.
+      }
+    }
+    if (!writer_) writer_.emplace(kv::KvFileWriter::create(file, header));
+    writerPath_ = file;
+  }
+  writer_->sync(tokens_, cache_);
+}
 
 Session::StepResult SessionImpl::append(std::span<const int32_t> tokens) {
-  useThreads(threads_.load());
+  useThreads(env_.threads.load());
   StepResult r;
   if (tokens.empty()) return r;
   const int64_t after = cache_.length() + static_cast<int64_t>(tokens.size());
-  if (maxTokens_ > 0 && after > maxTokens_)
+  const int64_t maxTokens = env_.maxTokens;
+  if (maxTokens > 0 && after > maxTokens)
     throw Error("the conversation would reach " + std::to_string(after) +
-                " tokens; the memory plan holds a KV cache of " + std::to_string(maxTokens_) +
+                " tokens; the memory plan holds a KV cache of " + std::to_string(maxTokens) +
                 " (raise the context setting or start a new conversation)");
   r.hidden = transformer_.forward(tokens, cache_);  // validates ids before touching the cache
+  evaluated_ += static_cast<int64_t>(tokens.size());
   r.logits = transformer_.logits(r.hidden.data(), static_cast<int64_t>(tokens.size()));
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   return r;
@@ -38,7 +80,7 @@ Session::StepResult SessionImpl::append(std::span<const int32_t> tokens) {
 
 std::vector<float> SessionImpl::appendMtp(std::span<const float> hidden,
                                           std::span<const int32_t> nextTokens) {
-  useThreads(threads_.load());
+  useThreads(env_.threads.load());
   const size_t width = static_cast<size_t>(transformer_.config().hiddenSize);
   if (hidden.size() != nextTokens.size() * width)
     throw Error("appendMtp: " + std::to_string(nextTokens.size()) + " tokens need " +
@@ -73,6 +115,12 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
   result.promptTokens = static_cast<int64_t>(context.size());
   // Prefix reuse: keep what the cache shares with the context, but always evaluate at least
   // the last context token, whose logits give the first new token.
+  // A fresh session copies what another conversation with the same opening computed.
+  const bool fresh = tokens_.empty();
+  if (fresh && env_.prefixes) {
+    const int64_t copied = env_.prefixes->restore(context, cache_);
+    tokens_.assign(context.begin(), context.begin() + copied);
+  }
   const auto shared = std::mismatch(tokens_.begin(), tokens_.end(), context.begin(), context.end());
   result.reusedTokens = std::min<int64_t>(shared.first - tokens_.begin(),
                                           static_cast<int64_t>(context.size()) - 1);
@@ -80,6 +128,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
 
   const auto start = Clock::now();
   StepResult step = append(context.subspan(static_cast<size_t>(result.reusedTokens)));
+  if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
   const int vocab = transformer_.config().vocabSize;
   std::optional<Tokenizer::StreamDecoder> decoder;
   if (tokenizer_) decoder.emplace(*tokenizer_);

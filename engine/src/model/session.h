@@ -1,20 +1,36 @@
 #pragma once
 // A conversation's state over the shared model: its KV caches and the token ids they hold.
 #include <atomic>
+#include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "kv/kv_file.h"
+#include "model/prefix_cache.h"
 #include "model/transformer.h"
 #include "strata/engine.h"
 
 namespace strata::model {
 
+// What every session of an engine shares; owned by the engine, which outlives its sessions.
+struct SessionEnvironment {
+  const Transformer& transformer;
+  const Tokenizer* tokenizer;      // may be null: no text out, no stop strings
+  const std::atomic<int>& threads; // the engine's live-tunable setting, read at every call
+  int64_t maxTokens = 0;           // > 0: the KV cache the memory plan reserved
+  std::string fingerprint;         // the model's, for saved sessions
+  KvPrecision kvPrecision = KvPrecision::F32;
+  PrefixCache* prefixes = nullptr; // shared conversation openings (may be null)
+
+  kv::KvFileHeader kvFileHeader() const;
+};
+
 class SessionImpl final : public Session {
  public:
-  // `tokenizer` may be null (no text out, no stop strings). All three must outlive the
-  // session; `threads` is the engine's (live-tunable) setting, read at every call.
-  // `maxTokens` > 0: the KV cache the memory plan reserved; appending past it is an error.
-  SessionImpl(const Transformer& transformer, const Tokenizer* tokenizer,
-              const std::atomic<int>& threads, int64_t maxTokens = 0);
+  explicit SessionImpl(const SessionEnvironment& environment);
+  // A session continuing a saved one (`state` as kv::readKvFile returned it).
+  SessionImpl(const SessionEnvironment& environment, kv::KvFileState state);
 
   StepResult append(std::span<const int32_t> tokens) override;
   std::vector<float> appendMtp(std::span<const float> hidden,
@@ -28,15 +44,19 @@ class SessionImpl final : public Session {
   int64_t mtpLength() const override { return mtpCache_.length(); }
   void truncate(int64_t tokens) override;
   int64_t kvBytes() const override { return cache_.bytes() + mtpCache_.bytes(); }
+  void save(const std::filesystem::path& file) override;
+  int64_t evaluatedTokens() const override { return evaluated_; }
 
  private:
+  const SessionEnvironment& env_;
   const Transformer& transformer_;
   const Tokenizer* tokenizer_;
-  const std::atomic<int>& threads_;
-  int64_t maxTokens_;
   kv::KvCache cache_;
   kv::KvCache mtpCache_;
   std::vector<int32_t> tokens_;
+  int64_t evaluated_ = 0;
+  std::optional<kv::KvFileWriter> writer_;  // the file of the last save()
+  std::filesystem::path writerPath_;
 };
 
 // OpenMP's thread count is per calling thread, so each entry point sets it for its own work.

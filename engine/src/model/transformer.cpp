@@ -16,14 +16,14 @@ Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
       weights_(weights),
       experts_(experts) {}
 
-kv::KvCache Transformer::newCache() const {
+kv::KvCache Transformer::newCache(KvPrecision precision) const {
   const ModelConfig& c = config();
-  return kv::KvCache(c.numHiddenLayers, {c.kvLoraRank, c.qkRopeHeadDim, c.indexHeadDim});
+  return kv::KvCache(c.numHiddenLayers, {c.kvLoraRank, c.qkRopeHeadDim, c.indexHeadDim}, precision);
 }
 
-kv::KvCache Transformer::newMtpCache() const {
+kv::KvCache Transformer::newMtpCache(KvPrecision precision) const {
   const ModelConfig& c = config();
-  return kv::KvCache(1, {c.kvLoraRank, c.qkRopeHeadDim, c.indexHeadDim});
+  return kv::KvCache(1, {c.kvLoraRank, c.qkRopeHeadDim, c.indexHeadDim}, precision);
 }
 
 std::vector<float> Transformer::embed(std::span<const int32_t> tokens) const {

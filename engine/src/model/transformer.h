@@ -15,8 +15,8 @@ class Transformer {
   Transformer(const ModelConfig& config, const ModelWeights& weights, ExpertSource& experts,
               ForwardOptions options, kernels::KernelConfig kernelConfig = {});
 
-  kv::KvCache newCache() const;     // one entry per decoder layer
-  kv::KvCache newMtpCache() const;  // the MTP layer's own cache
+  kv::KvCache newCache(KvPrecision precision = KvPrecision::F32) const;     // one entry per decoder layer
+  kv::KvCache newMtpCache(KvPrecision precision = KvPrecision::F32) const;  // the MTP layer's own
 
   // Runs `tokens` at positions cache.length(), ... (appending to the cache, never recomputing
   // earlier tokens) and returns the final-normed hidden states [tokens x H].

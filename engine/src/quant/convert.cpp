@@ -27,6 +27,30 @@ float f16ToF32(uint16_t bits) {
   return std::bit_cast<float>(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
 }
 
+uint16_t f32ToF16(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)  // NaN: keep it quiet and keep the payload's top bits
+    return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+  if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520: inf
+  if (magnitude < 0x38800000u) {  // below 2^-14: a subnormal in units of 2^-24, or zero
+    if (magnitude <= 0x33000000u) return sign;  // <= 2^-25 rounds (ties to even) to zero
+    const uint32_t exponent = magnitude >> 23;
+    const uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - exponent;
+    uint32_t q = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1);
+    const uint32_t half = 1u << (shift - 1);
+    q += (rest > half || (rest == half && (q & 1u))) ? 1u : 0u;
+    return static_cast<uint16_t>(sign | q);
+  }
+  uint32_t h = (magnitude >> 13) - ((127u - 15u) << 10);
+  const uint32_t rest = magnitude & 0x1fffu;
+  h += (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ? 1u : 0u;  // a carry rounds up the exponent
+  return static_cast<uint16_t>(sign | h);
+}
+
 namespace {
 
 constexpr float decodeFp8e4m3(uint8_t bits) {

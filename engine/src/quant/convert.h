@@ -17,6 +17,8 @@ inline uint16_t f32ToBf16(float value) {
   return static_cast<uint16_t>(bits >> 16);
 }
 float f16ToF32(uint16_t bits);
+// Rounds to nearest even (subnormals kept, overflow to infinity); NaN stays NaN.
+uint16_t f32ToF16(float value);
 // FP8 E4M3 "fn" variant: bias 7, subnormals, no infinities, 0x7F/0xFF are NaN, max 448.
 float fp8e4m3ToF32(uint8_t bits);
 

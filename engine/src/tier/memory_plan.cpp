@@ -95,7 +95,8 @@ MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* containe
   plan.budgetBytes = s.budgetBytes;
   const int kvLayers = c.numHiddenLayers + (c.hasMtp() ? 1 : 0);
   plan.kvBytesPerToken = int64_t{kvLayers} * (c.kvLoraRank + c.qkRopeHeadDim + c.indexHeadDim) * 4;
-  plan.kvBytes = plan.kvBytesPerToken * std::max<int64_t>(0, s.contextTokens);
+  plan.kvBytes = plan.kvBytesPerToken * (std::max<int64_t>(0, s.contextTokens) +
+                                        std::max<int64_t>(0, s.sharedPrefixTokens));
   if (!container || s.budgetBytes <= 0) {
     // Everything in memory (no budget, or a Hugging Face checkpoint that cannot stream).
     plan.scratchBytes = scratchBytes(c, 0, 0);

@@ -1,11 +1,9 @@
 #include "tier/usage_history.h"
 
-#include <xxhash.h>
-
 #include <nlohmann/json.hpp>
 
 #include "core/logging.h"
-#include "io/container_format.h"
+#include "model/fingerprint.h"
 #include "io/durable_file.h"
 #include "strata/error.h"
 
@@ -14,13 +12,8 @@ namespace strata::tier {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string modelFingerprint(const io::Container& container) {
-  const std::string manifest = io::readFileText(container.directory() / io::kManifestName);
-  return io::hex64(XXH3_64bits(manifest.data(), manifest.size()));
-}
-
 fs::path usageHistoryPath(const fs::path& dataDirectory, const io::Container& container) {
-  return dataDirectory / "usage" / (modelFingerprint(container) + ".json");
+  return dataDirectory / "usage" / (model::modelFingerprint(container.directory()) + ".json");
 }
 
 UsageCounts loadUsageHistory(const fs::path& path, const std::vector<int>& layers,

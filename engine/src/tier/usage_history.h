@@ -10,9 +10,7 @@
 
 namespace strata::tier {
 
-// XXH3-64 of the container manifest: changes whenever the model's files do.
-std::string modelFingerprint(const io::Container& container);
-
+// <data>/usage/<model fingerprint>.json (model/fingerprint.h)
 std::filesystem::path usageHistoryPath(const std::filesystem::path& dataDirectory,
                                        const io::Container& container);
 
