@@ -48,10 +48,9 @@ inline uint64_t splitmix(uint64_t x) {
 
 // vector: 0 latent, 1 rope key, 2 index key.
 inline float kvValue(int layer, int vector, int64_t pos, int32_t id, int64_t element) {
-  const uint64_t r = splitmix(splitmix(splitmix(static_cast<uint64_t>(layer) * 3 + vector) ^
-                                       static_cast<uint64_t>(pos)) ^
-                              (static_cast<uint64_t>(static_cast<uint32_t>(id)) << 20) ^
-                              static_cast<uint64_t>(element));
+  const uint64_t r = splitmix(
+      splitmix(splitmix(static_cast<uint64_t>(layer) * 3 + vector) ^ static_cast<uint64_t>(pos)) ^
+      (static_cast<uint64_t>(static_cast<uint32_t>(id)) << 20) ^ static_cast<uint64_t>(element));
   const uint32_t sign = static_cast<uint32_t>(r >> 63) << 31;
   const uint32_t mantissa = static_cast<uint32_t>(r >> 8) & 0x7fffffu;
   const auto exponent = [&](int lo, int span) {
@@ -59,12 +58,24 @@ inline float kvValue(int layer, int vector, int64_t pos, int32_t id, int64_t ele
   };
   uint32_t bits;
   switch (r & 15) {
-    case 0: bits = sign | exponent(-4, 8) | (mantissa & ~0xffffu) | 0x8000u; break;  // bf16 tie
-    case 1: bits = sign | exponent(-4, 8) | (mantissa & ~0x1fffu) | 0x1000u; break;  // f16 tie
-    case 2: bits = sign | exponent(-26, 12) | mantissa; break;  // f16 subnormal or zero
-    case 3: bits = sign | exponent(16, 1) | mantissa; break;    // beyond f16: infinity
-    case 4: bits = sign; break;                                 // +-0
-    default: bits = sign | exponent(-8, 16) | mantissa; break;
+    case 0:
+      bits = sign | exponent(-4, 8) | (mantissa & ~0xffffu) | 0x8000u;
+      break;  // bf16 tie
+    case 1:
+      bits = sign | exponent(-4, 8) | (mantissa & ~0x1fffu) | 0x1000u;
+      break;  // f16 tie
+    case 2:
+      bits = sign | exponent(-26, 12) | mantissa;
+      break;  // f16 subnormal or zero
+    case 3:
+      bits = sign | exponent(16, 1) | mantissa;
+      break;  // beyond f16: infinity
+    case 4:
+      bits = sign;
+      break;  // +-0
+    default:
+      bits = sign | exponent(-8, 16) | mantissa;
+      break;
   }
   return std::bit_cast<float>(bits);
 }
@@ -80,9 +91,12 @@ inline float bf16Reference(float x) {
 
 inline float rounded(float x, KvPrecision p) {
   switch (p) {
-    case KvPrecision::F32: return x;
-    case KvPrecision::BF16: return bf16Reference(x);
-    case KvPrecision::F16: return static_cast<float>(static_cast<_Float16>(x));
+    case KvPrecision::F32:
+      return x;
+    case KvPrecision::BF16:
+      return bf16Reference(x);
+    case KvPrecision::F16:
+      return static_cast<float>(static_cast<_Float16>(x));
   }
   return x;
 }
@@ -104,7 +118,8 @@ inline void extendCache(KvCache& cache, const KvFileHeader& h, std::span<const i
       if (v == 2 && !h.layerHasIndexKey[static_cast<size_t>(l)]) continue;
       for (int64_t pos = shared; pos < static_cast<int64_t>(tokens.size()); ++pos)
         for (int e = 0; e < dims[v]; ++e)
-          vectors[v]->push_back(rounded(kvValue(l, v, pos, tokens[static_cast<size_t>(pos)], e), round));
+          vectors[v]->push_back(
+              rounded(kvValue(l, v, pos, tokens[static_cast<size_t>(pos)], e), round));
     }
   }
   cache.commit(static_cast<int64_t>(tokens.size()) - shared);
@@ -132,7 +147,11 @@ inline QString cacheProblem(const KvFileHeader& h, std::span<const int32_t> toke
       const std::vector<float>& x = *pairs[v][0];
       const std::vector<float>& y = *pairs[v][1];
       if (x.size() != y.size())
-        return QString("layer %1 vector %2: %3 values, expected %4").arg(l).arg(v).arg(x.size()).arg(y.size());
+        return QString("layer %1 vector %2: %3 values, expected %4")
+            .arg(l)
+            .arg(v)
+            .arg(x.size())
+            .arg(y.size());
       if (!x.empty() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) != 0)
         return QString("layer %1 vector %2: values differ").arg(l).arg(v);
     }
@@ -145,7 +164,10 @@ inline std::string readBytes(const std::filesystem::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// Unlinks first: ext4 flushes a file truncated and rewritten in place when it is closed, which
+// would make the hundreds of damaged copies below wait for the disk.
 inline void writeBytes(const std::filesystem::path& path, const std::string& bytes) {
+  std::filesystem::remove(path);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }

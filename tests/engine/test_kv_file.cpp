@@ -48,14 +48,22 @@ uint64_t docChunkBytes(const KvFileHeader& h, uint64_t tokens) {
 
 const char* reasonName(Reason r) {
   switch (r) {
-    case Reason::Io: return "Io";
-    case Reason::InUse: return "InUse";
-    case Reason::NotKvFile: return "NotKvFile";
-    case Reason::FutureVersion: return "FutureVersion";
-    case Reason::OtherModel: return "OtherModel";
-    case Reason::WrongShape: return "WrongShape";
-    case Reason::Corrupt: return "Corrupt";
-    case Reason::Truncated: return "Truncated";
+    case Reason::Io:
+      return "Io";
+    case Reason::InUse:
+      return "InUse";
+    case Reason::NotKvFile:
+      return "NotKvFile";
+    case Reason::FutureVersion:
+      return "FutureVersion";
+    case Reason::OtherModel:
+      return "OtherModel";
+    case Reason::WrongShape:
+      return "WrongShape";
+    case Reason::Corrupt:
+      return "Corrupt";
+    case Reason::Truncated:
+      return "Truncated";
   }
   return "?";
 }
@@ -67,7 +75,8 @@ QString kvErrorOf(F action, Reason reason, const QStringList& parts) {
     action();
   } catch (const KvFileError& e) {
     if (e.reason() != reason)
-      return QString("reason %1, expected %2: %3").arg(reasonName(e.reason()), reasonName(reason), e.what());
+      return QString("reason %1, expected %2: %3")
+          .arg(reasonName(e.reason()), reasonName(reason), e.what());
     return errorOf([&] { throw e; }, parts);
   } catch (const std::exception& e) {
     return QString("not a KvFileError: ") + e.what();
@@ -81,10 +90,10 @@ QString kvErrorOf(F action, Reason reason, const QStringList& parts) {
     QVERIFY2(problem.isEmpty(), qPrintable(problem));              \
   } while (0)
 
-#define EXPECT_KV_ERROR(action, reason, ...)                                   \
-  do {                                                                         \
+#define EXPECT_KV_ERROR(action, reason, ...)                                 \
+  do {                                                                       \
     const QString problem = kvErrorOf([&] { action; }, reason, __VA_ARGS__); \
-    QVERIFY2(problem.isEmpty(), qPrintable(problem));                          \
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));                        \
   } while (0)
 
 std::vector<int32_t> ids(int n, int32_t base) {
@@ -117,14 +126,16 @@ struct Conversation {
 QString stateProblem(const KvFileState& s, const KvFileHeader& h,
                      const std::vector<int32_t>& tokens) {
   if (s.tokens != tokens)
-    return QString("%1 tokens read, expected %2 (or ids differ)").arg(s.tokens.size()).arg(tokens.size());
+    return QString("%1 tokens read, expected %2 (or ids differ)")
+        .arg(s.tokens.size())
+        .arg(tokens.size());
   return cacheProblem(h, tokens, s.cache);
 }
 
-#define EXPECT_STATE(state, header, tokens)                                 \
-  do {                                                                      \
-    const QString problem = stateProblem(state, header, tokens);           \
-    QVERIFY2(problem.isEmpty(), qPrintable(problem));                       \
+#define EXPECT_STATE(state, header, tokens)                      \
+  do {                                                           \
+    const QString problem = stateProblem(state, header, tokens); \
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));            \
   } while (0)
 
 uint32_t u32(const std::string& b, size_t at) {
@@ -153,8 +164,11 @@ std::vector<Region> docRegions(const KvFileHeader& h, const std::vector<int>& tu
   at += 32;
   for (size_t k = 0; k < turns.size(); ++k) {
     const uint64_t commitAt = at + 48 + turns[k] * docBytesPerToken(h);
-    r.push_back({at, commitAt, "chunk record " + std::to_string(k + 1) + " at byte " + std::to_string(at)});
-    r.push_back({commitAt, commitAt + 32, "commit record " + std::to_string(k + 1) + " at byte " + std::to_string(commitAt)});
+    r.push_back(
+        {at, commitAt, "chunk record " + std::to_string(k + 1) + " at byte " + std::to_string(at)});
+    r.push_back(
+        {commitAt, commitAt + 32,
+         "commit record " + std::to_string(k + 1) + " at byte " + std::to_string(commitAt)});
     at = commitAt + 32;
   }
   return r;
@@ -168,7 +182,8 @@ std::vector<std::vector<int32_t>> killScript(uint64_t seed, int states) {
   for (int k = 1; k < states; ++k) {
     std::vector<int32_t> next = script.back();
     if (!next.empty() && (rng() % 10 < 3 || next.size() > 2500)) next.resize(rng() % next.size());
-    const int turn = rng() % 4 == 0 ? 300 + static_cast<int>(rng() % 600) : 1 + static_cast<int>(rng() % 200);
+    const int turn =
+        rng() % 4 == 0 ? 300 + static_cast<int>(rng() % 600) : 1 + static_cast<int>(rng() % 200);
     script.push_back(next + ids(turn, 1000 * k));
   }
   return script;
@@ -200,7 +215,8 @@ class TestKvFile : public QObject {
   fs::path file(const std::string& name) { return fs::path(tmp_.path().toStdString()) / name; }
 
   // Writes a file by one sync per turn (fresh ids per turn) and returns the conversation.
-  Conversation writeTurns(const fs::path& path, const KvFileHeader& h, const std::vector<int>& turns) {
+  Conversation writeTurns(const fs::path& path, const KvFileHeader& h,
+                          const std::vector<int>& turns) {
     KvFileWriter w = KvFileWriter::create(path, h);
     Conversation c(h);
     for (size_t k = 0; k < turns.size(); ++k) {
@@ -254,15 +270,32 @@ class TestKvFile : public QObject {
     const KvFileHeader h = makeHeader(2, {32, 8, 16}, {false, true}, KvPrecision(precision));
     const fs::path path = file("round-trip-16.kv");
     const Conversation c = writeTurns(path, h, {40, 7, 25});
-    QCOMPARE(fs::file_size(path),
-             docEmptyFileBytes(h) + docChunkBytes(h, 40) + docChunkBytes(h, 7) + docChunkBytes(h, 25));
+    QCOMPARE(fs::file_size(path), docEmptyFileBytes(h) + docChunkBytes(h, 40) +
+                                      docChunkBytes(h, 7) + docChunkBytes(h, 25));
     // Read with an f32 session's expectations: precision may differ, values come back widened.
     KvFileHeader f32 = h;
     f32.precision = KvPrecision::F32;
     const KvFileState s = readKvFile(path, kFingerprint, &f32);
     QVERIFY(s.header.precision == h.precision);
-    EXPECT_STATE(s, h, c.tokens);                                 // equal to the rounded values
-    QVERIFY(!cacheProblem(f32, c.tokens, s.cache).isEmpty());     // which differ from the f32 ones
+    EXPECT_STATE(s, h, c.tokens);                              // equal to the rounded values
+    QVERIFY(!cacheProblem(f32, c.tokens, s.cache).isEmpty());  // which differ from the f32 ones
+  }
+
+  // Chunks of several MiB (the reader and writer work in 1 MiB blocks) with an odd rope dim,
+  // so pieces end at every alignment; then a small chunk after them.
+  void chunksLargerThanBlocks_data() {
+    QTest::addColumn<int>("precision");
+    QTest::newRow("f32") << int(KvPrecision::F32);
+    QTest::newRow("bf16") << int(KvPrecision::BF16);
+    QTest::newRow("f16") << int(KvPrecision::F16);
+  }
+  void chunksLargerThanBlocks() {
+    QFETCH(int, precision);
+    const KvFileHeader h = makeHeader(2, {512, 3, 128}, {true, false}, KvPrecision(precision));
+    const fs::path path = file("large-chunks.kv");
+    const Conversation c = writeTurns(path, h, {1501, 10});
+    QVERIFY(docChunkBytes(h, 1501) > 2 * (size_t{1} << 20));
+    EXPECT_STATE(readKvFile(path, kFingerprint, &h), h, c.tokens);
   }
 
   // An independent reader written from docs/kv-file-format.md alone.
@@ -318,7 +351,8 @@ class TestKvFile : public QObject {
               uint16_t bits;
               std::memcpy(&bits, b.data() + p, 2);
               const float stored = std::bit_cast<float>(uint32_t{bits} << 16);
-              const float want = bf16Reference(kvValue(layer, v, committed + t, c.tokens[committed + t], e));
+              const float want =
+                  bf16Reference(kvValue(layer, v, committed + t, c.tokens[committed + t], e));
               QCOMPARE(std::bit_cast<uint32_t>(stored), std::bit_cast<uint32_t>(want));
             }
         }
@@ -360,10 +394,12 @@ class TestKvFile : public QObject {
     check(empty + chunk(10) + chunk(10) + chunk(13));
     const std::string bytes = readBytes(path);
     for (int32_t dropped = 3005; dropped < 3010; ++dropped)
-      QVERIFY2(bytes.find(std::string(reinterpret_cast<const char*>(&dropped), 4)) == std::string::npos,
-               "a dropped token id is still in the file");
+      QVERIFY2(
+          bytes.find(std::string(reinterpret_cast<const char*>(&dropped), 4)) == std::string::npos,
+          "a dropped token id is still in the file");
     for (int32_t kept : {3000, 3004, 9000, 9007})
-      QVERIFY(bytes.find(std::string(reinterpret_cast<const char*>(&kept), 4)) != std::string::npos);
+      QVERIFY(bytes.find(std::string(reinterpret_cast<const char*>(&kept), 4)) !=
+              std::string::npos);
 
     c.set(prefix(c.tokens, 15));  // regenerate: the conversation only shrinks
     w.sync(c.tokens, c.cache);
@@ -420,13 +456,16 @@ class TestKvFile : public QObject {
     const QString name = QString::fromStdString(path.string());
     KvFileHeader other = h;
     other.modelFingerprint = "fedcba9876543210";
-    EXPECT_KV_ERROR(KvFileWriter::open(path, other), Reason::OtherModel, {name, "fedcba9876543210"});
+    EXPECT_KV_ERROR(KvFileWriter::open(path, other), Reason::OtherModel,
+                    {name, "fedcba9876543210"});
     other = h;
     other.dims.kvLoraRank = 16;
-    EXPECT_KV_ERROR(KvFileWriter::open(path, other), Reason::WrongShape, {name, "kv_lora_rank 8", "kv_lora_rank 16"});
+    EXPECT_KV_ERROR(KvFileWriter::open(path, other), Reason::WrongShape,
+                    {name, "kv_lora_rank 8", "kv_lora_rank 16"});
     other = h;
     other.layerHasIndexKey = {true, true};
-    EXPECT_KV_ERROR(KvFileWriter::open(path, other), Reason::WrongShape, {name, "1 with index keys"});
+    EXPECT_KV_ERROR(KvFileWriter::open(path, other), Reason::WrongShape,
+                    {name, "1 with index keys"});
     other = h;
     other.precision = KvPrecision::F16;
     EXPECT_KV_ERROR(KvFileWriter::open(path, other), Reason::WrongShape, {name, "bf16", "f16"});
@@ -513,19 +552,27 @@ class TestKvFile : public QObject {
       // The state of the last sync that returned or of the one in flight; or, when the one in
       // flight is an edit, the earlier state it cut the file back to before appending.
       const auto isState = [&](int j) {
-        return j >= 0 && j < static_cast<int>(script.size()) && script[static_cast<size_t>(j)] == state.tokens;
+        return j >= 0 && j < static_cast<int>(script.size()) &&
+               script[static_cast<size_t>(j)] == state.tokens;
       };
       int found = isState(last) ? last : isState(last + 1) ? last + 1 : -1;
       bool cutBack = false;
       if (found < 0 && last >= 0 && last + 1 < static_cast<int>(script.size())) {
         const std::vector<int32_t>& before = script[static_cast<size_t>(last)];
         const std::vector<int32_t>& after = script[static_cast<size_t>(last + 1)];
-        const auto shared = std::mismatch(before.begin(), before.end(), after.begin(), after.end()).first - before.begin();
+        const auto shared =
+            std::mismatch(before.begin(), before.end(), after.begin(), after.end()).first -
+            before.begin();
         for (int j = 0; j < last && found < 0; ++j)
-          if (isState(j) && static_cast<ptrdiff_t>(state.tokens.size()) <= shared) found = j, cutBack = true;
+          if (isState(j) && static_cast<ptrdiff_t>(state.tokens.size()) <= shared)
+            found = j, cutBack = true;
       }
-      QVERIFY2(found >= 0, qPrintable(QString("trial %1: the file holds %2 tokens, not state %3 or %4")
-                                          .arg(trial).arg(state.tokens.size()).arg(last).arg(last + 1)));
+      QVERIFY2(found >= 0,
+               qPrintable(QString("trial %1: the file holds %2 tokens, not state %3 or %4")
+                              .arg(trial)
+                              .arg(state.tokens.size())
+                              .arg(last)
+                              .arg(last + 1)));
       const QString problem = cacheProblem(h, state.tokens, state.cache);
       QVERIFY2(problem.isEmpty(), qPrintable(problem));
       progressed += found >= 1;
@@ -536,11 +583,13 @@ class TestKvFile : public QObject {
       QCOMPARE(reopened.committedTokens(), static_cast<int64_t>(state.tokens.size()));
       tornTails += reopened.fileBytes() < size;
     }
-    qInfo("%d trials: %d killed inside create, %d past the first save, %d with the save in flight "
-          "committed, %d inside an edit's save after its cut, %d with a torn tail",
-          kTrials, missing, progressed, inFlightCommitted, cutBacks, tornTails);
+    qInfo(
+        "%d trials: %d killed inside create, %d past the first save, %d with the save in flight "
+        "committed, %d inside an edit's save after its cut, %d with a torn tail",
+        kTrials, missing, progressed, inFlightCommitted, cutBacks, tornTails);
     // Not vacuous: kills landed inside saves, and the script's edits were reached.
-    QVERIFY2(tornTails >= 3 && cutBacks + inFlightCommitted >= 3, "too few kills landed inside saves");
+    QVERIFY2(tornTails >= 3 && cutBacks + inFlightCommitted >= 3,
+             "too few kills landed inside saves");
   }
 
   // Every prefix at and around every record boundary, every prefix inside the header, and
@@ -556,17 +605,21 @@ class TestKvFile : public QObject {
     for (uint64_t at = 0; at <= docEmptyFileBytes(h); ++at) cuts.push_back(at);
     for (const Region& r : docRegions(h, turns)) {
       for (uint64_t at : {r.begin, r.begin + 1, r.begin + 48, r.end - 1, r.end}) cuts.push_back(at);
-      if (r.name.starts_with("commit record") && r.begin > docHeaderBytes(h)) commitEnds.push_back(r.end);
+      if (r.name.starts_with("commit record") && r.begin > docHeaderBytes(h))
+        commitEnds.push_back(r.end);
     }
     QCOMPARE(commitEnds.back(), full.size());
+    const size_t atRecords = cuts.size();
     std::mt19937_64 rng(5);
     for (int i = 0; i < 200; ++i) cuts.push_back(rng() % (full.size() + 1));
 
     const fs::path cut = file("cut.kv");
-    for (uint64_t at : cuts) {
+    for (size_t i = 0; i < cuts.size(); ++i) {
+      const uint64_t at = cuts[i];
       writeBytes(cut, full.substr(0, at));
       if (at < docEmptyFileBytes(h)) {
-        EXPECT_KV_ERROR(readKvFile(cut, kFingerprint, &h), Reason::Truncated, {"cut.kv", "cut short"});
+        EXPECT_KV_ERROR(readKvFile(cut, kFingerprint, &h), Reason::Truncated,
+                        {"cut.kv", "cut short"});
         continue;
       }
       size_t commit = 0;
@@ -575,7 +628,10 @@ class TestKvFile : public QObject {
       for (size_t k = 0; k < commit; ++k) tokens += turns[k];
       try {
         EXPECT_STATE(readKvFile(cut, kFingerprint, &h), h, prefix(c.tokens, tokens));
-        QCOMPARE(KvFileWriter::open(cut, h).fileBytes(), commitEnds[commit]);
+        if (i < atRecords) {  // the writer agrees on where the last commit ends and cuts there
+          QCOMPARE(KvFileWriter::open(cut, h).fileBytes(), commitEnds[commit]);
+          QCOMPARE(fs::file_size(cut), commitEnds[commit]);
+        }
       } catch (const std::exception& e) {
         QFAIL(qPrintable(QString("cut at byte %1: %2").arg(at).arg(e.what())));
       }
@@ -601,18 +657,20 @@ class TestKvFile : public QObject {
       std::string bad = good;
       bad[at] = static_cast<char>(bad[at] ^ (1 << bit));
       writeBytes(flipped, bad);
-      const auto region = std::find_if(regions.begin(), regions.end(),
-                                       [&](const Region& r) { return at >= r.begin && at < r.end; });
+      const auto region = std::find_if(regions.begin(), regions.end(), [&](const Region& r) {
+        return at >= r.begin && at < r.end;
+      });
       const QString where = QString("flip at byte %1 bit %2: ").arg(at).arg(bit);
       QString problem;
       if (region == regions.end() - 1) {
         try {
-          problem = stateProblem(readKvFile(flipped, kFingerprint, &h), h, prefix(c.tokens, c.tokens.size() - turns.back()));
+          problem = stateProblem(readKvFile(flipped, kFingerprint, &h), h,
+                                 prefix(c.tokens, c.tokens.size() - turns.back()));
         } catch (const std::exception& e) {
           problem = e.what();
         }
       } else if (region == regions.begin()) {
-        const Reason reason = at < 8 ? Reason::NotKvFile
+        const Reason reason = at < 8                              ? Reason::NotKvFile
                               : at < 12 && !(at == 8 && bit == 0) ? Reason::FutureVersion
                                                                   : Reason::Corrupt;
         problem = kvErrorOf([&] { readKvFile(flipped, kFingerprint, &h); }, reason,
@@ -656,10 +714,12 @@ class TestKvFile : public QObject {
     KvFileHeader other = h;
     other.layerCount = 3;
     other.layerHasIndexKey = {true, false, false};
-    EXPECT_KV_ERROR(readKvFile(bad, kFingerprint, &other), Reason::WrongShape, {name, "2 layers", "3 layers"});
+    EXPECT_KV_ERROR(readKvFile(bad, kFingerprint, &other), Reason::WrongShape,
+                    {name, "2 layers", "3 layers"});
     other = h;
     other.dims.indexDim = 8;
-    EXPECT_KV_ERROR(readKvFile(bad, kFingerprint, &other), Reason::WrongShape, {name, "index dim 8"});
+    EXPECT_KV_ERROR(readKvFile(bad, kFingerprint, &other), Reason::WrongShape,
+                    {name, "index dim 8"});
 
     std::string future = good;
     future[8] = 2;  // format version 2 (its header checksum is not even looked at)

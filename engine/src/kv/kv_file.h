@@ -16,7 +16,7 @@
 namespace strata::kv {
 
 struct KvFileHeader {
-  std::string modelFingerprint;        // opaque text (<= 64 bytes); must match on open
+  std::string modelFingerprint;  // opaque text (<= 64 bytes); must match on open
   int layerCount = 0;
   CacheDims dims;                      // kvLoraRank, ropeDim, indexDim
   std::vector<bool> layerHasIndexKey;  // [layerCount]

@@ -29,18 +29,24 @@ uint64_t get64(const uint8_t* at) {
 // Stored codes; never renumber (files keep them).
 uint8_t precisionCode(KvPrecision p) {
   switch (p) {
-    case KvPrecision::F32: return 0;
-    case KvPrecision::BF16: return 1;
-    case KvPrecision::F16: return 2;
+    case KvPrecision::F32:
+      return 0;
+    case KvPrecision::BF16:
+      return 1;
+    case KvPrecision::F16:
+      return 2;
   }
   return 0xff;
 }
 
 std::optional<KvPrecision> precisionFromCode(uint8_t code) {
   switch (code) {
-    case 0: return KvPrecision::F32;
-    case 1: return KvPrecision::BF16;
-    case 2: return KvPrecision::F16;
+    case 0:
+      return KvPrecision::F32;
+    case 1:
+      return KvPrecision::BF16;
+    case 2:
+      return KvPrecision::F16;
   }
   return std::nullopt;
 }
@@ -88,9 +94,8 @@ void validateHeader(const KvFileHeader& h, const std::filesystem::path& path) {
   if (h.modelFingerprint.size() > kMaxFingerprintBytes)
     throw Error(where + "the model fingerprint has " + std::to_string(h.modelFingerprint.size()) +
                 " bytes; at most 64 fit");
-  const bool anyIndex =
-      std::find(h.layerHasIndexKey.begin(), h.layerHasIndexKey.end(), true) !=
-      h.layerHasIndexKey.end();
+  const bool anyIndex = std::find(h.layerHasIndexKey.begin(), h.layerHasIndexKey.end(), true) !=
+                        h.layerHasIndexKey.end();
   if (h.dims.kvLoraRank < 1 || h.dims.ropeDim < 0 || h.dims.indexDim < 0 ||
       (anyIndex && h.dims.indexDim < 1))
     throw Error(where + "invalid dims: " + shapeText(h));
@@ -119,9 +124,10 @@ std::string encodeHeader(const KvFileHeader& h) {
 uint64_t headerLength(std::span<const uint8_t> fixed, uint64_t fileBytes,
                       const std::filesystem::path& path) {
   if (std::memcmp(fixed.data(), kFileMagic, std::min<size_t>(fixed.size(), 8)) != 0)
-    fail(Reason::NotKvFile, path, "not a Strata KV cache file (it does not start with \"STRATAKV\")");
-  const std::string shortFile = "the file ends inside its header (" + std::to_string(fileBytes) +
-                                " bytes): it was cut short";
+    fail(Reason::NotKvFile, path,
+         "not a Strata KV cache file (it does not start with \"STRATAKV\")");
+  const std::string shortFile =
+      "the file ends inside its header (" + std::to_string(fileBytes) + " bytes): it was cut short";
   if (fixed.size() < 12) fail(Reason::Truncated, path, shortFile);
   const uint32_t version = get32(fixed.data() + 8);
   if (version == 0) fail(Reason::Corrupt, path, "header at byte 0: format version 0 is not valid");
@@ -167,9 +173,10 @@ DecodedHeader decodeHeader(std::span<const uint8_t> bytes, const std::filesystem
   for (int l = 0; l < h.layerCount; ++l) {
     const uint8_t flag = b[kFixedHeaderBytes + l];
     if (flag > 1)
-      fail(Reason::Corrupt, path, "header at byte " + std::to_string(kFixedHeaderBytes + l) +
-                                      ": index-key flag of layer " + std::to_string(l) +
-                                      " is " + std::to_string(flag) + ", not 0 or 1");
+      fail(Reason::Corrupt, path,
+           "header at byte " + std::to_string(kFixedHeaderBytes + l) +
+               ": index-key flag of layer " + std::to_string(l) + " is " + std::to_string(flag) +
+               ", not 0 or 1");
     h.layerHasIndexKey[static_cast<size_t>(l)] = flag == 1;
   }
   try {
@@ -184,11 +191,10 @@ DecodedHeader decodeHeader(std::span<const uint8_t> bytes, const std::filesystem
          "the KV cache was saved with model \"" + h.modelFingerprint + "\", not this model (\"" +
              expectedFingerprint + "\")");
   if (expected != nullptr) {
-    const bool same = h.layerCount == expected->layerCount &&
-                      h.dims.kvLoraRank == expected->dims.kvLoraRank &&
-                      h.dims.ropeDim == expected->dims.ropeDim &&
-                      h.dims.indexDim == expected->dims.indexDim &&
-                      h.layerHasIndexKey == expected->layerHasIndexKey;
+    const bool same =
+        h.layerCount == expected->layerCount && h.dims.kvLoraRank == expected->dims.kvLoraRank &&
+        h.dims.ropeDim == expected->dims.ropeDim && h.dims.indexDim == expected->dims.indexDim &&
+        h.layerHasIndexKey == expected->layerHasIndexKey;
     if (!same)
       fail(Reason::WrongShape, path,
            "the KV cache has " + shapeText(h) + "; the model has " + shapeText(*expected));

@@ -79,12 +79,11 @@ std::optional<CommitRecord> decodeCommit(const uint8_t* bytes);
 // latent rows, the rope-key rows and (flagged layers) the index-key rows of the chunk's tokens.
 struct PayloadPiece {
   enum class Kind { TokenIds, Latent, RopeKey, IndexKey } kind;
-  int layer = -1;        // -1 for TokenIds
-  size_t first = 0;      // first element in the destination array (ids or the layer's vector)
+  int layer = -1;    // -1 for TokenIds
+  size_t first = 0;  // first element in the destination array (ids or the layer's vector)
   size_t elements = 0;
 };
-std::vector<PayloadPiece> payloadPieces(const KvFileHeader& header, uint64_t start,
-                                        uint64_t count);
+std::vector<PayloadPiece> payloadPieces(const KvFileHeader& header, uint64_t start, uint64_t count);
 size_t storedBytesPerElement(PayloadPiece::Kind kind, KvPrecision precision);
 
 // Values in the stored precision (round to nearest even) and back to f32.

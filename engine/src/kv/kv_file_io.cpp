@@ -26,7 +26,6 @@ void readAt(int fd, uint64_t offset, void* data, size_t bytes, const std::filesy
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) failIo(path, "read error at byte " + std::to_string(offset));
     if (n == 0) {
-      errno = 0;
       format::fail(KvFileError::Reason::Io, path,
                    "the file ended at byte " + std::to_string(offset) +
                        " while being read (changed by another program?)");

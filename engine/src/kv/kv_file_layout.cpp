@@ -38,8 +38,8 @@ std::optional<uint64_t> findCommitRecord(int fd, uint64_t from, uint64_t end,
 std::string checkPair(int fd, uint64_t at, uint64_t fileBytes, uint64_t committed,
                       uint64_t bytesPerToken, size_t index, const std::filesystem::path& path,
                       CommittedChunk& out) {
-  const std::string chunkName = "chunk record " + std::to_string(index) + " at byte " +
-                                std::to_string(at);
+  const std::string chunkName =
+      "chunk record " + std::to_string(index) + " at byte " + std::to_string(at);
   if (fileBytes - at < kChunkBytes) return chunkName + " is incomplete";
   std::array<uint8_t, kChunkBytes> head;
   readAt(fd, at, head.data(), head.size(), path);
@@ -52,8 +52,8 @@ std::string checkPair(int fd, uint64_t at, uint64_t fileBytes, uint64_t committe
            std::to_string(chunk->count) + ", " + std::to_string(chunk->payloadBytes) +
            " payload bytes; expected to start at token " + std::to_string(committed) + ")";
   const uint64_t commitAt = at + kChunkBytes + chunk->payloadBytes;
-  const std::string commitName = "commit record " + std::to_string(index) + " at byte " +
-                                 std::to_string(commitAt);
+  const std::string commitName =
+      "commit record " + std::to_string(index) + " at byte " + std::to_string(commitAt);
   if (fileBytes < commitAt + kCommitBytes) return commitName + " is missing or incomplete";
   std::array<uint8_t, kCommitBytes> tail;
   readAt(fd, commitAt, tail.data(), tail.size(), path);

@@ -53,9 +53,12 @@ void truncateTo(int fd, uint64_t bytes, const std::filesystem::path& path) {
 const float* source(const KvCache& cache, const PayloadPiece& piece) {
   const LayerCache& layer = cache.layer(piece.layer);
   switch (piece.kind) {
-    case PayloadPiece::Kind::Latent: return layer.latent.data() + piece.first;
-    case PayloadPiece::Kind::RopeKey: return layer.ropeKey.data() + piece.first;
-    default: return layer.indexKey.data() + piece.first;
+    case PayloadPiece::Kind::Latent:
+      return layer.latent.data() + piece.first;
+    case PayloadPiece::Kind::RopeKey:
+      return layer.ropeKey.data() + piece.first;
+    default:
+      return layer.indexKey.data() + piece.first;
   }
 }
 
@@ -150,9 +153,10 @@ KvFileWriter KvFileWriter::open(const std::filesystem::path& path, const KvFileH
   lockOrThrow(fd, path);
   const KvFileLayout layout = scanKvFile(fd, path, expected.modelFingerprint, &expected);
   if (layout.header.header.precision != expected.precision)
-    format::fail(Reason::WrongShape, path,
-                 "the KV cache stores " + std::string(kvPrecisionName(layout.header.header.precision)) +
-                     " vectors; this session saves " + std::string(kvPrecisionName(expected.precision)));
+    format::fail(
+        Reason::WrongShape, path,
+        "the KV cache stores " + std::string(kvPrecisionName(layout.header.header.precision)) +
+            " vectors; this session saves " + std::string(kvPrecisionName(expected.precision)));
   writer.tokens_.resize(layout.committedTokens());
   writer.commits_.push_back({0, layout.commitEnds.front()});
   for (size_t i = 0; i < layout.chunks.size(); ++i) {
@@ -222,7 +226,8 @@ void KvFileWriter::append(std::span<const int32_t> tokens, const KvCache& cache)
       if (piece.kind == PayloadPiece::Kind::TokenIds)
         std::memcpy(block.data() + have, tokens.data() + piece.first + done, k * elementBytes);
       else
-        format::encodeValues(source(cache, piece) + done, k, header_.precision, block.data() + have);
+        format::encodeValues(source(cache, piece) + done, k, header_.precision,
+                             block.data() + have);
       have += k * elementBytes;
       done += k;
     }
