@@ -8,7 +8,12 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
 packages=(cmake ninja-build g++ pkg-config libspdlog-dev nlohmann-json3-dev libxxhash-dev liburing-dev
-          libpcre2-dev libutf8proc-dev qt6-base-dev)
+          libpcre2-dev libutf8proc-dev qt6-base-dev libcpp-httplib-dev
+          # The desktop app (app/, qml/): Qt Quick, its QML runtime modules, Qt SQL's SQLite driver.
+          qt6-declarative-dev libqt6sql6-sqlite qml6-module-qtqml qml6-module-qtqml-models
+          qml6-module-qtqml-workerscript qml6-module-qtquick qml6-module-qtquick-window
+          qml6-module-qtquick-controls qml6-module-qtquick-templates qml6-module-qtquick-layouts
+          qml6-module-qtquick-shapes qml6-module-qtquick-dialogs qml6-module-qttest)
 
 install_missing_packages() {
   local missing=()

@@ -59,4 +59,7 @@ int runSynth(const Args& args);
 // inspect_commands.cpp
 int runInspect(const Args& args);
 
+// serve_command.cpp
+int runServe(const Args& args);
+
 }  // namespace strata::cli

@@ -62,6 +62,8 @@ struct GenerateOptions {
   SamplingParams sampling;         // temperature 0: greedy
   int maxNewTokens = 512;
   std::vector<std::string> stop;   // stop strings (needs the model's tokenizer)
+  // Generate exactly maxNewTokens: end-of-sequence ids do not stop (benchmarks, load tests).
+  bool ignoreEos = false;
   // Set from another thread to stop after the current token.
   const std::atomic<bool>* cancel = nullptr;
 };

@@ -167,7 +167,7 @@ class EngineImpl final : public Engine {
       return snap;
     }
     TierSnapshot snap;
-    snap.residentBytes = info_.residentBytes + experts_->residentBytes();
+    snap.residentBytes = info_.residentBytes;  // every expert included
     return snap;
   }
 

@@ -109,7 +109,8 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     throw Error("generate: stop strings need the model's tokenizer.json");
   Sampler sampler(options.sampling);
   const std::vector<int>& eosIds = transformer_.config().eosTokenIds;
-  StopMatcher stops(options.stop, std::vector<int32_t>(eosIds.begin(), eosIds.end()));
+  StopMatcher stops(options.stop, options.ignoreEos ? std::vector<int32_t>()
+                                                    : std::vector<int32_t>(eosIds.begin(), eosIds.end()));
 
   GenerateResult result;
   result.promptTokens = static_cast<int64_t>(context.size());

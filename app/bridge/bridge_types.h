@@ -1,0 +1,79 @@
+#pragma once
+// Plain values that cross the thread boundary between the GUI and the engine worker (queued
+// signals copy them). No Qt object and no engine pointer travels in them.
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QVector>
+#include <cstdint>
+
+namespace strata::app {
+
+// What the engine is opened with; the subset of EngineSettings the app exposes.
+struct LoadRequest {
+  QString modelDir;
+  int threads = 0;               // 0: all cores
+  qint64 memoryBudgetBytes = 0;  // 0: no budget (every expert resident)
+  QString kvPrecision = QStringLiteral("f32");
+  QString dataDir;  // expert usage history lives here
+};
+
+struct ModelSummary {
+  QString directory;
+  QString name;  // the folder's name
+  int layers = 0;
+  int vocabSize = 0;
+  qint64 residentBytes = 0;
+  bool streaming = false;
+  double loadSeconds = 0;
+};
+
+struct PromptMessage {
+  QString role;  // "system", "user", "assistant"
+  QString content;
+  QString thinking;
+};
+
+struct GenerateRequest {
+  quint64 id = 0;
+  QString kvFile;  // where the session is saved after the reply; empty: not saved
+  QList<PromptMessage> messages;
+  bool thinking = true;
+  float temperature = 0.7f;
+  float topP = 0.95f;
+  int topK = 0;
+  int maxTokens = 512;
+};
+
+struct ReplyOutcome {
+  quint64 id = 0;
+  QString text;          // the whole generated text (thinking included)
+  QString finishReason;  // "stop", "length", "cancelled"
+  int tokens = 0;
+  qint64 promptTokens = 0;
+  qint64 reusedTokens = 0;
+  double prefillSeconds = 0;
+  double tokensPerSecond = 0;
+};
+
+// One tier snapshot, flattened for the GUI: heat and tier are [layers x experts] row-major.
+struct TierData {
+  bool streaming = false;
+  int layers = 0;
+  int experts = 0;
+  QVector<float> heat;
+  QVector<quint8> tiers;  // strata::ExpertTier values
+  double hitRate = 0;
+  qint64 pinnedBytes = 0, pinnedBudget = 0;
+  qint64 cacheBytes = 0, cacheBudget = 0;
+  qint64 residentBytes = 0;
+  qint64 bytesRead = 0;
+};
+
+}  // namespace strata::app
+
+Q_DECLARE_METATYPE(strata::app::LoadRequest)
+Q_DECLARE_METATYPE(strata::app::ModelSummary)
+Q_DECLARE_METATYPE(strata::app::GenerateRequest)
+Q_DECLARE_METATYPE(strata::app::ReplyOutcome)
+Q_DECLARE_METATYPE(strata::app::TierData)

@@ -1,0 +1,95 @@
+#include "bridge/engine_bridge.h"
+
+#include "bridge/engine_worker.h"
+
+namespace strata::app {
+
+EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new EngineWorker(&cancel_)) {
+  qRegisterMetaType<LoadRequest>();
+  qRegisterMetaType<ModelSummary>();
+  qRegisterMetaType<GenerateRequest>();
+  qRegisterMetaType<ReplyOutcome>();
+  qRegisterMetaType<TierData>();
+  thread_.setObjectName(QStringLiteral("strata-engine"));
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+
+  connect(this, &EngineBridge::requestLoad, worker_, &EngineWorker::load);
+  connect(this, &EngineBridge::requestOpenConversation, worker_, &EngineWorker::openConversation);
+  connect(this, &EngineBridge::requestGenerate, worker_, &EngineWorker::generate);
+  connect(this, &EngineBridge::requestDiscard, worker_, &EngineWorker::discardConversation);
+  connect(this, &EngineBridge::requestThreads, worker_, &EngineWorker::setThreads);
+
+  connect(worker_, &EngineWorker::loaded, this, [this](const ModelSummary& s) {
+    summary_ = s;
+    loadError_.clear();
+    setState(State::Ready);
+    emit loaded(s);
+  });
+  connect(worker_, &EngineWorker::loadFailed, this, [this](const QString& message) {
+    summary_ = {};
+    loadError_ = message;
+    setState(State::Failed);
+    emit loadFailed(message);
+  });
+  connect(worker_, &EngineWorker::conversationResumed, this, &EngineBridge::conversationResumed);
+  connect(worker_, &EngineWorker::resumeFailed, this, &EngineBridge::resumeFailed);
+  connect(worker_, &EngineWorker::tierData, this, &EngineBridge::tierData);
+  connect(worker_, &EngineWorker::warning, this, &EngineBridge::warning);
+  connect(worker_, &EngineWorker::replyDelta, this,
+          [this](quint64 id, const QString& text, int tokens, double rate) {
+            if (id == lastId_) emit replyDelta(id, text, tokens, rate);
+          });
+  connect(worker_, &EngineWorker::replyFinished, this, [this](const ReplyOutcome& outcome) {
+    if (outcome.id == lastId_) setGenerating(false);
+    emit replyFinished(outcome);
+  });
+  connect(worker_, &EngineWorker::replyFailed, this, [this](quint64 id, const QString& message) {
+    if (id == lastId_) setGenerating(false);
+    emit replyFailed(id, message);
+  });
+  thread_.start();
+}
+
+EngineBridge::~EngineBridge() {
+  cancel_.store(true);  // a reply in progress ends at its next token
+  thread_.quit();
+  thread_.wait();
+}
+
+void EngineBridge::load(const LoadRequest& request) {
+  cancel_.store(true);
+  setState(State::Loading);
+  emit requestLoad(request);
+}
+
+void EngineBridge::openConversation(const QString& kvFile) { emit requestOpenConversation(kvFile); }
+
+quint64 EngineBridge::generate(GenerateRequest request) {
+  // Reset here, not on the worker: a stop pressed before the worker starts still counts.
+  cancel_.store(false);
+  request.id = ++lastId_;
+  setGenerating(true);
+  emit requestGenerate(request);
+  return request.id;
+}
+
+void EngineBridge::discardConversation(const QString& kvFile) { emit requestDiscard(kvFile); }
+
+void EngineBridge::setThreads(int threads) { emit requestThreads(threads); }
+
+void EngineBridge::stop() { cancel_.store(true); }
+
+void EngineBridge::setState(State state) {
+  // Always notifies: the model name and the error change with it even when the state does not.
+  state_ = state;
+  emit stateChanged();
+}
+
+void EngineBridge::setGenerating(bool generating) {
+  if (generating_ == generating) return;
+  generating_ = generating;
+  emit generatingChanged();
+}
+
+}  // namespace strata::app

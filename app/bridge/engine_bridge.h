@@ -1,0 +1,81 @@
+#pragma once
+// The GUI thread's handle on the engine: starts the worker thread, forwards requests to the
+// EngineWorker as queued calls and re-emits its results on the GUI thread. Stop is an atomic
+// flag the worker's generate loop reads, not a queued call (the worker is busy generating).
+#include <QtQml/qqmlregistration.h>
+
+#include <QObject>
+#include <QThread>
+#include <atomic>
+
+#include "bridge/bridge_types.h"
+
+namespace strata::app {
+
+class EngineWorker;
+
+class EngineBridge : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_UNCREATABLE("owned by the app")
+  Q_PROPERTY(State state READ state NOTIFY stateChanged)
+  Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+  Q_PROPERTY(QString modelName READ modelName NOTIFY stateChanged)
+  Q_PROPERTY(QString loadError READ loadError NOTIFY stateChanged)
+
+ public:
+  enum class State { Empty, Loading, Ready, Failed };
+  Q_ENUM(State)
+
+  explicit EngineBridge(QObject* parent = nullptr);
+  ~EngineBridge() override;
+
+  State state() const { return state_; }
+  bool generating() const { return generating_; }
+  QString modelName() const { return summary_.name; }
+  QString loadError() const { return loadError_; }
+  const ModelSummary& summary() const { return summary_; }
+
+  void load(const LoadRequest& request);
+  void openConversation(const QString& kvFile);
+  // Returns the request's id; replyDelta/replyFinished/replyFailed carry it.
+  quint64 generate(GenerateRequest request);
+  void discardConversation(const QString& kvFile);
+  void setThreads(int threads);
+  Q_INVOKABLE void stop();
+
+ signals:
+  void stateChanged();
+  void generatingChanged();
+  void loaded(const strata::app::ModelSummary& summary);
+  void loadFailed(const QString& message);
+  void conversationResumed(const QString& kvFile, qint64 tokens, double milliseconds);
+  void resumeFailed(const QString& kvFile, const QString& message);
+  void replyDelta(quint64 id, const QString& text, int tokens, double tokensPerSecond);
+  void replyFinished(const strata::app::ReplyOutcome& outcome);
+  void replyFailed(quint64 id, const QString& message);
+  void tierData(const strata::app::TierData& data);
+  void warning(const QString& message);
+
+  // To the worker (queued: they run on the worker thread, in order).
+  void requestLoad(const strata::app::LoadRequest& request);
+  void requestOpenConversation(const QString& kvFile);
+  void requestGenerate(const strata::app::GenerateRequest& request);
+  void requestDiscard(const QString& kvFile);
+  void requestThreads(int threads);
+
+ private:
+  void setState(State state);
+  void setGenerating(bool generating);
+
+  std::atomic<bool> cancel_{false};
+  QThread thread_;
+  EngineWorker* worker_;  // lives on thread_, deleted when it finishes
+  State state_ = State::Empty;
+  bool generating_ = false;
+  quint64 lastId_ = 0;
+  ModelSummary summary_;
+  QString loadError_;
+};
+
+}  // namespace strata::app

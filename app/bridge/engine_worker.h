@@ -1,0 +1,58 @@
+#pragma once
+// The engine's home: lives on the bridge's worker thread and is only ever called through
+// queued signals, so the Engine and its Session are used by that one thread. Results go back
+// as queued signals carrying plain values (bridge_types.h).
+#include <QElapsedTimer>
+#include <QObject>
+#include <atomic>
+#include <memory>
+
+#include "bridge/bridge_types.h"
+
+namespace strata {
+class Engine;
+class Session;
+}  // namespace strata
+
+namespace strata::app {
+
+class EngineWorker : public QObject {
+  Q_OBJECT
+ public:
+  // `cancel` is owned by the bridge and set from the GUI thread to stop a reply.
+  explicit EngineWorker(const std::atomic<bool>* cancel);
+  ~EngineWorker() override;
+
+ public slots:
+  void load(const strata::app::LoadRequest& request);
+  // Starts a conversation: resumes its saved KV cache when `kvFile` holds a usable one.
+  void openConversation(const QString& kvFile);
+  void generate(const strata::app::GenerateRequest& request);
+  // Forgets the session if it belongs to `kvFile` and removes the file (a deleted chat).
+  void discardConversation(const QString& kvFile);
+  void setThreads(int threads);
+
+ signals:
+  void loaded(const strata::app::ModelSummary& summary);
+  void loadFailed(const QString& message);
+  void conversationResumed(const QString& kvFile, qint64 tokens, double milliseconds);
+  void resumeFailed(const QString& kvFile, const QString& message);
+  void replyDelta(quint64 id, const QString& text, int tokens, double tokensPerSecond);
+  void replyFinished(const strata::app::ReplyOutcome& outcome);
+  void replyFailed(quint64 id, const QString& message);
+  void tierData(const strata::app::TierData& data);
+  // Something went wrong that does not end the reply (the KV file could not be saved).
+  void warning(const QString& message);
+
+ private:
+  void publishTiers();
+  void saveSession(const QString& kvFile);
+
+  const std::atomic<bool>* cancel_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Session> session_;
+  QString sessionFile_;  // the KV file the session belongs to (empty: none yet)
+  QElapsedTimer sinceTiers_;
+};
+
+}  // namespace strata::app

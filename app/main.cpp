@@ -1,0 +1,61 @@
+// strata: the desktop app. Everything but start-up lives in strata_app and the QML module.
+#include <QDir>
+#include <QGuiApplication>
+#include <QQmlApplicationEngine>
+#include <QQmlExtensionPlugin>
+#include <QQuickStyle>
+#include <QQuickWindow>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include "bridge/engine_bridge.h"
+#include "chat/chat_controller.h"
+#include "shell/app_controller.h"
+#include "shell/command_line.h"
+#include "shell/model_location.h"
+#include "shell/screenshot.h"
+
+Q_IMPORT_QML_PLUGIN(Strata_CorePlugin)
+Q_IMPORT_QML_PLUGIN(StrataPlugin)
+
+int main(int argc, char* argv[]) {
+  QGuiApplication app(argc, argv);
+  QGuiApplication::setOrganizationName(QStringLiteral("Strata"));
+  QGuiApplication::setApplicationName(QStringLiteral("Strata"));
+  QGuiApplication::setApplicationVersion(QStringLiteral(STRATA_VERSION));
+  const strata::app::CommandLine cl = strata::app::parseCommandLine(app);
+
+  // Screenshots are drawn by the software renderer: the same pixels with or without a GPU.
+  if (!cl.screenshotFile.isEmpty()) QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
+  QQuickStyle::setStyle(QStringLiteral("Basic"));
+
+  QTemporaryDir demoDir;  // the demo stores nothing in the user's folders
+  strata::app::AppOptions options;
+  options.demo = cl.demo;
+  options.dataDir = cl.demo ? demoDir.path()
+                    : !cl.dataDir.isEmpty()
+                        ? cl.dataDir
+                        : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+  options.settingsFile =
+      cl.demo ? demoDir.filePath(QStringLiteral("settings.ini")) : cl.settingsFile;
+  options.defaultModelFolder =
+      strata::app::bundledModelFolder(QCoreApplication::applicationDirPath());
+  strata::app::AppController controller(options);
+
+  QQmlApplicationEngine engine;
+  engine.addImportPath(QStringLiteral("qrc:/qt/qml"));
+  engine.setInitialProperties({{QStringLiteral("app"), QVariant::fromValue(&controller)}});
+  engine.load(QUrl(QStringLiteral("qrc:/qt/qml/Strata/Main.qml")));
+  auto* window = engine.rootObjects().isEmpty()
+                     ? nullptr
+                     : qobject_cast<QQuickWindow*>(engine.rootObjects().first());
+  if (!window) return 1;
+  if (!cl.send.isEmpty())
+    QObject::connect(
+        controller.engine(), &strata::app::EngineBridge::loaded, controller.chat(),
+        [&controller, text = cl.send] { controller.chat()->send(text); }, Qt::SingleShotConnection);
+  controller.loadModel();
+  if (!cl.screenshotFile.isEmpty())
+    strata::app::scheduleScreenshot(window, cl.screenshotFile, cl.afterMs);
+  return app.exec();
+}

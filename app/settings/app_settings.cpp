@@ -1,0 +1,56 @@
+#include "settings/app_settings.h"
+
+#include <algorithm>
+
+namespace strata::app {
+
+AppSettings::AppSettings(std::unique_ptr<QSettings> store, QString defaultModelFolder,
+                         QObject* parent)
+    : QObject(parent),
+      store_(std::move(store)),
+      defaultModelFolder_(std::move(defaultModelFolder)) {}
+
+QVariant AppSettings::get(const char* key, const QVariant& fallback) const {
+  return store_->value(QLatin1String(key), fallback);
+}
+
+bool AppSettings::put(const char* key, const QVariant& value) {
+  if (store_->value(QLatin1String(key)) == value) return false;
+  store_->setValue(QLatin1String(key), value);
+  emit changed();
+  return true;
+}
+
+QString AppSettings::modelFolder() const {
+  const QString folder = get("model/folder", QString()).toString();
+  return folder.isEmpty() ? defaultModelFolder_ : folder;
+}
+int AppSettings::threads() const { return get("engine/threads", 0).toInt(); }
+double AppSettings::temperature() const { return get("sampling/temperature", 0.7).toDouble(); }
+double AppSettings::topP() const { return get("sampling/topP", 0.95).toDouble(); }
+int AppSettings::topK() const { return get("sampling/topK", 0).toInt(); }
+int AppSettings::maxTokens() const { return get("sampling/maxTokens", 512).toInt(); }
+QString AppSettings::systemPrompt() const { return get("chat/systemPrompt", QString()).toString(); }
+bool AppSettings::thinking() const { return get("chat/thinking", true).toBool(); }
+double AppSettings::memoryBudgetGb() const { return get("engine/memoryBudgetGb", 0.0).toDouble(); }
+QString AppSettings::kvPrecision() const {
+  return get("engine/kvPrecision", QStringLiteral("f32")).toString();
+}
+
+void AppSettings::setModelFolder(const QString& v) { put("model/folder", v); }
+void AppSettings::setThreads(int v) {
+  if (put("engine/threads", std::max(0, v))) emit threadsChanged(threads());
+}
+void AppSettings::setTemperature(double v) { put("sampling/temperature", std::clamp(v, 0.0, 2.0)); }
+void AppSettings::setTopP(double v) { put("sampling/topP", std::clamp(v, 0.01, 1.0)); }
+void AppSettings::setTopK(int v) { put("sampling/topK", std::max(0, v)); }
+void AppSettings::setMaxTokens(int v) { put("sampling/maxTokens", std::clamp(v, 1, 32768)); }
+void AppSettings::setSystemPrompt(const QString& v) { put("chat/systemPrompt", v); }
+void AppSettings::setThinking(bool v) { put("chat/thinking", v); }
+void AppSettings::setMemoryBudgetGb(double v) { put("engine/memoryBudgetGb", std::max(0.0, v)); }
+void AppSettings::setKvPrecision(const QString& v) {
+  if (v == QLatin1String("f32") || v == QLatin1String("bf16") || v == QLatin1String("f16"))
+    put("engine/kvPrecision", v);
+}
+
+}  // namespace strata::app

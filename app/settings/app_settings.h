@@ -1,0 +1,67 @@
+#pragma once
+// The user's settings, persisted with QSettings as they change. Threads and sampling apply to
+// the next reply; the model folder, memory budget and KV precision need the model reloaded
+// (AppController::reloadNeeded says when).
+#include <QtQml/qqmlregistration.h>
+
+#include <QObject>
+#include <QSettings>
+#include <memory>
+
+namespace strata::app {
+
+class AppSettings : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_UNCREATABLE("owned by the app")
+  Q_PROPERTY(QString modelFolder READ modelFolder WRITE setModelFolder NOTIFY changed)
+  Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY changed)
+  Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY changed)
+  Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY changed)
+  Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY changed)
+  Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY changed)
+  Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY changed)
+  Q_PROPERTY(bool thinking READ thinking WRITE setThinking NOTIFY changed)
+  Q_PROPERTY(double memoryBudgetGb READ memoryBudgetGb WRITE setMemoryBudgetGb NOTIFY changed)
+  Q_PROPERTY(QString kvPrecision READ kvPrecision WRITE setKvPrecision NOTIFY changed)
+
+ public:
+  // `defaultModelFolder`: what a first run opens (the bundled tiny model).
+  AppSettings(std::unique_ptr<QSettings> store, QString defaultModelFolder,
+              QObject* parent = nullptr);
+
+  QString modelFolder() const;
+  int threads() const;
+  double temperature() const;
+  double topP() const;
+  int topK() const;
+  int maxTokens() const;
+  QString systemPrompt() const;
+  bool thinking() const;
+  double memoryBudgetGb() const;
+  QString kvPrecision() const;
+
+  void setModelFolder(const QString& v);
+  void setThreads(int v);
+  void setTemperature(double v);
+  void setTopP(double v);
+  void setTopK(int v);
+  void setMaxTokens(int v);
+  void setSystemPrompt(const QString& v);
+  void setThinking(bool v);
+  void setMemoryBudgetGb(double v);
+  void setKvPrecision(const QString& v);
+
+ signals:
+  void changed();
+  void threadsChanged(int threads);
+
+ private:
+  QVariant get(const char* key, const QVariant& fallback) const;
+  bool put(const char* key, const QVariant& value);  // true if it changed
+
+  std::unique_ptr<QSettings> store_;
+  QString defaultModelFolder_;
+};
+
+}  // namespace strata::app

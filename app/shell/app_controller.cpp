@@ -1,0 +1,121 @@
+#include "shell/app_controller.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QLocale>
+
+#include "bridge/engine_bridge.h"
+#include "chat/chat_controller.h"
+#include "heatmap/tier_monitor.h"
+#include "settings/app_settings.h"
+#include "shell/demo_content.h"
+#include "store/conversation_store.h"
+
+namespace strata::app {
+
+AppController::AppController(AppOptions options, QObject* parent)
+    : QObject(parent), options_(std::move(options)) {
+  auto qsettings = options_.settingsFile.isEmpty()
+                       ? std::make_unique<QSettings>()
+                       : std::make_unique<QSettings>(options_.settingsFile, QSettings::IniFormat);
+  settings_ = new AppSettings(std::move(qsettings), options_.defaultModelFolder, this);
+  bridge_ = new EngineBridge(this);
+  monitor_ = new TierMonitor(this);
+
+  store_ = std::make_unique<ConversationStore>(
+      QDir(options_.dataDir).filePath(QStringLiteral("conversations.sqlite")),
+      QDir(options_.dataDir).filePath(QStringLiteral("kv")));
+  QString storeError;
+  const bool stored = !options_.demo && store_->open(&storeError);
+  chat_ = new ChatController(bridge_, store_.get(), settings_, monitor_, this);
+  if (!options_.demo && !stored)
+    showError(tr("Conversations will not be saved: %1").arg(storeError));
+
+  connect(chat_, &ChatController::error, this, &AppController::showError);
+  connect(bridge_, &EngineBridge::warning, this, &AppController::showError);
+  connect(bridge_, &EngineBridge::loadFailed, this, [this](const QString& message) {
+    showError(tr("Could not open the model: %1").arg(message));
+  });
+  connect(bridge_, &EngineBridge::stateChanged, this, &AppController::modelStatusChanged);
+  connect(bridge_, &EngineBridge::stateChanged, this, &AppController::reloadNeededChanged);
+  connect(bridge_, &EngineBridge::tierData, monitor_, &TierMonitor::update);
+  connect(settings_, &AppSettings::changed, this, &AppController::reloadNeededChanged);
+  connect(settings_, &AppSettings::threadsChanged, bridge_, &EngineBridge::setThreads);
+
+  if (options_.demo) fillDemo(*chat_, *monitor_);
+}
+
+AppController::~AppController() {
+  // The chat and the bridge go first: the bridge stops the worker thread, nothing then
+  // refers to the store.
+  delete chat_;
+  delete bridge_;
+}
+
+LoadRequest AppController::requestFromSettings() const {
+  LoadRequest r;
+  r.modelDir = settings_->modelFolder();
+  r.threads = settings_->threads();
+  r.memoryBudgetBytes = static_cast<qint64>(settings_->memoryBudgetGb() * 1024.0 * 1024.0 * 1024.0);
+  r.kvPrecision = settings_->kvPrecision();
+  r.dataDir = options_.dataDir;
+  return r;
+}
+
+void AppController::loadModel() {
+  if (options_.demo) return;
+  loaded_ = requestFromSettings();
+  if (loaded_.modelDir.isEmpty()) {
+    showError(
+        tr("No model folder is set, and the bundled tiny model was not found. Choose a model in "
+           "Settings."));
+    return;
+  }
+  bridge_->load(loaded_);
+  // The worker's session is gone with the old model; the open chat resumes on the new one.
+  chat_->setNotice({});
+  bridge_->openConversation(chat_->conversationId() ? store_->kvFile(chat_->conversationId())
+                                                    : QString());
+  emit reloadNeededChanged();
+}
+
+bool AppController::reloadNeeded() const {
+  if (options_.demo || bridge_->state() == EngineBridge::State::Empty) return false;
+  const LoadRequest now = requestFromSettings();
+  return now.modelDir != loaded_.modelDir || now.memoryBudgetBytes != loaded_.memoryBudgetBytes ||
+         now.kvPrecision != loaded_.kvPrecision;
+}
+
+QString AppController::modelStatus() const {
+  if (options_.demo) return tr("strata-tiny · demo");
+  const ModelSummary& s = bridge_->summary();
+  switch (bridge_->state()) {
+    case EngineBridge::State::Empty:
+      return tr("No model");
+    case EngineBridge::State::Loading:
+      return tr("Loading %1…").arg(QFileInfo(loaded_.modelDir).fileName());
+    case EngineBridge::State::Failed:
+      return tr("No model loaded");
+    case EngineBridge::State::Ready:
+      return tr("%1 · %2 layers · %3 resident")
+          .arg(s.name)
+          .arg(s.layers)
+          .arg(QLocale().formattedDataSize(s.residentBytes));
+  }
+  return {};
+}
+
+QString AppController::version() const { return QStringLiteral(STRATA_VERSION); }
+
+void AppController::showError(const QString& message) {
+  error_ = message;
+  emit errorChanged();
+}
+
+void AppController::dismissError() {
+  if (error_.isEmpty()) return;
+  error_.clear();
+  emit errorChanged();
+}
+
+}  // namespace strata::app

@@ -1,0 +1,82 @@
+#pragma once
+// The app's root object, handed to Main.qml as its `app` property: owns the settings, the
+// conversation store, the engine bridge, the chat controller and the tier monitor, loads the
+// model, and holds the one dismissable error message the window shows.
+#include <QtQml/qqmlregistration.h>
+
+#include <QObject>
+#include <memory>
+
+#include "bridge/bridge_types.h"
+
+namespace strata::app {
+
+class AppSettings;
+class ChatController;
+class ConversationStore;
+class EngineBridge;
+class TierMonitor;
+
+struct AppOptions {
+  QString dataDir;             // conversations.sqlite, kv/, usage history
+  QString settingsFile;        // empty: the platform's QSettings location
+  QString defaultModelFolder;  // what a first run opens
+  bool demo = false;           // sample content, no model loaded, nothing stored
+};
+
+class AppController : public QObject {
+  Q_OBJECT
+  Q_MOC_INCLUDE("bridge/engine_bridge.h")
+  Q_MOC_INCLUDE("chat/chat_controller.h")
+  Q_MOC_INCLUDE("heatmap/tier_monitor.h")
+  Q_MOC_INCLUDE("settings/app_settings.h")
+  QML_ELEMENT
+  QML_UNCREATABLE("made by main()")
+  Q_PROPERTY(strata::app::AppSettings* settings READ settings CONSTANT)
+  Q_PROPERTY(strata::app::EngineBridge* engine READ engine CONSTANT)
+  Q_PROPERTY(strata::app::ChatController* chat READ chat CONSTANT)
+  Q_PROPERTY(strata::app::TierMonitor* monitor READ monitor CONSTANT)
+  Q_PROPERTY(QString errorText READ errorText NOTIFY errorChanged)
+  Q_PROPERTY(bool reloadNeeded READ reloadNeeded NOTIFY reloadNeededChanged)
+  Q_PROPERTY(QString modelStatus READ modelStatus NOTIFY modelStatusChanged)
+  Q_PROPERTY(QString version READ version CONSTANT)
+  Q_PROPERTY(bool demo READ demo CONSTANT)
+
+ public:
+  explicit AppController(AppOptions options, QObject* parent = nullptr);
+  ~AppController() override;
+
+  AppSettings* settings() const { return settings_; }
+  EngineBridge* engine() const { return bridge_; }
+  ChatController* chat() const { return chat_; }
+  TierMonitor* monitor() const { return monitor_; }
+  QString errorText() const { return error_; }
+  bool reloadNeeded() const;
+  QString modelStatus() const;
+  QString version() const;
+  bool demo() const { return options_.demo; }
+
+  // Opens the model the settings name (on the worker thread; the bridge reports the outcome).
+  Q_INVOKABLE void loadModel();
+  Q_INVOKABLE void dismissError();
+  void showError(const QString& message);
+
+ signals:
+  void errorChanged();
+  void reloadNeededChanged();
+  void modelStatusChanged();
+
+ private:
+  LoadRequest requestFromSettings() const;
+
+  AppOptions options_;
+  AppSettings* settings_;
+  std::unique_ptr<ConversationStore> store_;
+  EngineBridge* bridge_;
+  TierMonitor* monitor_;
+  ChatController* chat_;
+  LoadRequest loaded_;  // what the current model was opened with
+  QString error_;
+};
+
+}  // namespace strata::app

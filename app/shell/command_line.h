@@ -1,0 +1,21 @@
+#pragma once
+// strata's command line: --version, --screenshot FILE --after-ms N, --demo, --data-dir DIR,
+// --settings FILE, --send TEXT.
+#include <QGuiApplication>
+#include <QString>
+
+namespace strata::app {
+
+struct CommandLine {
+  QString screenshotFile;  // empty: run normally
+  int afterMs = 1500;
+  bool demo = false;
+  QString dataDir;       // empty: the platform's app data folder
+  QString settingsFile;  // empty: the platform's settings location
+  QString send;          // a message sent as soon as the model is loaded (reviews, screenshots)
+};
+
+// Prints help or the version and exits for --help / --version, like any Qt tool.
+CommandLine parseCommandLine(const QGuiApplication& app);
+
+}  // namespace strata::app

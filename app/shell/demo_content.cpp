@@ -1,0 +1,92 @@
+#include "shell/demo_content.h"
+
+#include <QDateTime>
+#include <QRandomGenerator>
+#include <algorithm>
+#include <cmath>
+
+#include "chat/chat_controller.h"
+#include "chat/message_list_model.h"
+#include "heatmap/tier_monitor.h"
+#include "store/conversation_list_model.h"
+#include "strata/tiers.h"
+
+namespace strata::app {
+namespace {
+
+// GLM-5's routed layout: 75 MoE layers x 256 experts. Heat follows a Zipf-like law per layer
+// (a few experts do most of the work), the hottest are pinned, the next ones cached in RAM.
+TierData demoTiers() {
+  TierData d;
+  d.streaming = true;
+  d.layers = 75;
+  d.experts = 256;
+  QRandomGenerator rng(7);
+  for (int l = 0; l < d.layers; ++l) {
+    std::vector<int> rank(static_cast<size_t>(d.experts));
+    for (int e = 0; e < d.experts; ++e) rank[static_cast<size_t>(e)] = e;
+    std::shuffle(rank.begin(), rank.end(), rng);
+    for (int e = 0; e < d.experts; ++e) {
+      const int r = rank[static_cast<size_t>(e)];
+      const float heat =
+          static_cast<float>(1.0 / std::pow(r + 1.0, 0.9) * (0.7 + 0.3 * rng.generateDouble()));
+      d.heat.append(heat);
+      const ExpertTier tier = r < 12   ? ExpertTier::Pinned
+                              : r < 70 ? ExpertTier::Ram
+                              : r < 73 ? ExpertTier::Loading
+                                       : ExpertTier::Disk;
+      d.tiers.append(static_cast<quint8>(tier));
+    }
+  }
+  d.hitRate = 0.934;
+  d.pinnedBytes = d.pinnedBudget = 3LL << 30;
+  d.cacheBytes = 9LL << 30;
+  d.cacheBudget = 12LL << 30;
+  d.residentBytes = 14LL << 30;
+  return d;
+}
+
+}  // namespace
+
+void fillDemo(ChatController& chat, TierMonitor& monitor) {
+  const qint64 now = QDateTime::currentMSecsSinceEpoch();
+  chat.conversations()->setRows(
+      {{4, QStringLiteral("Merge two sorted lists in C++"), now},
+       {3, QStringLiteral("Capital of Australia"), now - 3600000},
+       {2, QStringLiteral("Plan a weekend in Lisbon"), now - 86400000},
+       {1, QStringLiteral("What is a mixture of experts?"), now - 2 * 86400000}});
+  chat.setTitle(QStringLiteral("Merge two sorted lists in C++"));
+  MessageListModel& m = *chat.messages();
+  m.appendMessage(1, QStringLiteral("user"),
+                  QStringLiteral("How do I merge two sorted vectors in C++?"));
+  m.appendMessage(
+      2, QStringLiteral("assistant"),
+      QStringLiteral(
+          "Use **`std::merge`** from `<algorithm>`: it walks both ranges once, so it runs in "
+          "*O(n + m)* and keeps equal elements in order.\n\n"
+          "```cpp\n#include <algorithm>\n#include <vector>\n\n"
+          "std::vector<int> merged(const std::vector<int>& a, const std::vector<int>& b) {\n"
+          "  std::vector<int> out(a.size() + b.size());\n"
+          "  std::merge(a.begin(), a.end(), b.begin(), b.end(), out.begin());\n"
+          "  return out;\n}\n```\n\n"
+          "If the halves are already in **one** vector, `std::inplace_merge` does it without the "
+          "copy."),
+      QStringLiteral(
+          "The user wants the standard-library way. std::merge takes two sorted ranges and an "
+          "output iterator; mention inplace_merge for the single-buffer case."));
+  m.appendMessage(3, QStringLiteral("user"),
+                  QStringLiteral("And if I need them without duplicates?"));
+  m.appendMessage(
+      4, QStringLiteral("assistant"),
+      QStringLiteral("Merge, then drop adjacent repeats:\n\n"
+                     "1. `std::merge` into `out` as above\n"
+                     "2. `out.erase(std::unique(out.begin(), out.end()), out.end());`\n\n"
+                     "Or use `std::set_union`, which writes each common element once."));
+  chat.setNotice(QStringLiteral("Resumed 3,412 tokens in 14 ms"));
+
+  monitor.update(demoTiers());
+  for (double tps : {11.8, 12.4, 12.9, 13.1, 12.2, 13.4, 13.9, 14.1, 13.6, 14.3, 14.0, 14.4})
+    monitor.addSpeedSample(tps);
+}
+
+}  // namespace strata::app

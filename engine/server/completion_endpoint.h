@@ -1,0 +1,39 @@
+#pragma once
+// POST /v1/chat/completions and POST /v1/completions: validate, render the prompt, admit the
+// job to the scheduler (429 when full), then answer with one JSON object or an SSE stream.
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <random>
+
+#include "scheduler.h"
+#include "server_settings.h"
+#include "strata/engine.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace strata::server {
+
+class CompletionEndpoint {
+ public:
+  CompletionEndpoint(const Engine& engine, const ServerSettings& settings, Scheduler& scheduler);
+
+  // Never throws: every failure becomes an OpenAI error response.
+  void handle(const httplib::Request& request, httplib::Response& response, bool chat);
+
+ private:
+  void admitAndRespond(const httplib::Request& request, httplib::Response& response, bool chat);
+  uint64_t freshSeed();
+
+  const Engine& engine_;
+  const ServerSettings& settings_;
+  Scheduler& scheduler_;
+  std::atomic<uint64_t> nextId_{1};
+  std::mutex seedMutex_;
+  std::mt19937_64 seeds_;
+};
+
+}  // namespace strata::server

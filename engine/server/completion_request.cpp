@@ -1,0 +1,194 @@
+#include "completion_request.h"
+
+#include "api_error.h"
+
+namespace strata::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A present, non-null field (OpenAI treats null as absent).
+const Json* field(const Json& body, const char* name) {
+  const auto it = body.find(name);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+[[noreturn]] void invalid(const std::string& name, const std::string& expected) {
+  throw ApiError(400, name + ": " + expected, name, "invalid_value");
+}
+
+double number(const Json& body, const char* name, double fallback, double low, double high) {
+  const Json* v = field(body, name);
+  if (!v) return fallback;
+  if (!v->is_number()) invalid(name, "expected a number, not " + std::string(v->type_name()));
+  const double x = v->get<double>();
+  if (x < low || x > high)
+    invalid(name, "expected a number in [" + Json(low).dump() + ", " + Json(high).dump() +
+                      "], not " + v->dump());
+  return x;
+}
+
+int64_t integer(const Json& body, const char* name, int64_t fallback, int64_t low, int64_t high) {
+  const Json* v = field(body, name);
+  if (!v) return fallback;
+  if (!v->is_number_integer())
+    invalid(name, "expected an integer, not " + (v->is_number() ? v->dump() : v->type_name()));
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(high))
+    invalid(name, "expected an integer in [" + std::to_string(low) + ", " + std::to_string(high) +
+                      "], not " + v->dump());
+  const int64_t x = v->get<int64_t>();
+  if (x < low || x > high)
+    invalid(name, "expected an integer in [" + std::to_string(low) + ", " + std::to_string(high) +
+                      "], not " + v->dump());
+  return x;
+}
+
+bool boolean(const Json& body, const char* name, bool fallback) {
+  const Json* v = field(body, name);
+  if (!v) return fallback;
+  if (!v->is_boolean()) invalid(name, "expected true or false, not " + std::string(v->type_name()));
+  return v->get<bool>();
+}
+
+void checkModel(const Json& body, const ServerSettings& settings) {
+  const Json* v = field(body, "model");
+  if (!v) throw ApiError(400, "model: required (this server serves '" + settings.modelId + "')",
+                         "model", "missing_required_parameter");
+  if (!v->is_string()) invalid("model", "expected a string, not " + std::string(v->type_name()));
+  if (v->get<std::string>() != settings.modelId)
+    throw ApiError(404, "The model '" + v->get<std::string>() + "' does not exist; this server serves '" +
+                            settings.modelId + "'",
+                   "model", "model_not_found");
+}
+
+std::vector<std::string> stopStrings(const Json& body) {
+  const Json* v = field(body, "stop");
+  if (!v) return {};
+  std::vector<std::string> stops;
+  if (v->is_string()) {
+    stops.push_back(v->get<std::string>());
+  } else if (v->is_array()) {
+    if (v->size() > 4) invalid("stop", "at most 4 stop strings, not " + std::to_string(v->size()));
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (!(*v)[i].is_string())
+        invalid("stop[" + std::to_string(i) + "]", "expected a string, not " + std::string((*v)[i].type_name()));
+      stops.push_back((*v)[i].get<std::string>());
+    }
+  } else {
+    invalid("stop", "expected a string or an array of strings, not " + std::string(v->type_name()));
+  }
+  for (const std::string& s : stops)
+    if (s.empty()) invalid("stop", "stop strings must not be empty");
+  return stops;
+}
+
+// The fields both endpoints share: sampling, limits, stop, streaming.
+void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed,
+                 int defaultMaxTokens, CompletionRequest& r) {
+  checkModel(body, settings);
+  if (integer(body, "n", 1, 1, 1) != 1) invalid("n", "only n = 1 is supported");
+  SamplingParams& p = r.generate.sampling;
+  p.temperature = static_cast<float>(number(body, "temperature", 1.0, 0.0, 2.0));
+  p.topP = static_cast<float>(number(body, "top_p", 1.0, 0.0, 1.0));
+  if (p.topP <= 0) invalid("top_p", "expected a number in (0, 1], not 0");
+  p.topK = static_cast<int>(integer(body, "top_k", 0, 0, 1 << 30));
+  p.minP = static_cast<float>(number(body, "min_p", 0.0, 0.0, 1.0));
+  p.presencePenalty = static_cast<float>(number(body, "presence_penalty", 0.0, -2.0, 2.0));
+  p.frequencyPenalty = static_cast<float>(number(body, "frequency_penalty", 0.0, -2.0, 2.0));
+  p.repetitionPenalty = static_cast<float>(number(body, "repetition_penalty", 1.0, 1e-3, 100.0));
+  const Json* seedField = field(body, "seed");
+  p.seed = seedField ? static_cast<uint64_t>(integer(body, "seed", 0, INT64_MIN, INT64_MAX)) : seed;
+
+  const int64_t limit = 1 << 30;
+  int64_t maxTokens = integer(body, "max_tokens", defaultMaxTokens, 1, limit);
+  maxTokens = integer(body, "max_completion_tokens", maxTokens, 1, limit);
+  r.generate.maxNewTokens = static_cast<int>(maxTokens);
+  r.generate.stop = stopStrings(body);
+  r.generate.ignoreEos = boolean(body, "ignore_eos", false);  // vLLM's extension
+
+  r.stream = boolean(body, "stream", false);
+  if (const Json* options = field(body, "stream_options")) {
+    if (!options->is_object())
+      invalid("stream_options", "expected an object, not " + std::string(options->type_name()));
+    if (!r.stream) invalid("stream_options", "only allowed when stream is true");
+    r.includeUsage = boolean(*options, "include_usage", false);
+  }
+}
+
+}  // namespace
+
+Json parseJsonBody(const std::string& body) {
+  try {
+    Json j = Json::parse(body);
+    if (!j.is_object())
+      throw ApiError(400, "request body: expected a JSON object, not " + std::string(j.type_name()),
+                     "", "invalid_json");
+    return j;
+  } catch (const Json::parse_error& e) {
+    throw ApiError(400, std::string("request body is not valid JSON: ") + e.what(), "",
+                   "invalid_json");
+  }
+}
+
+CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSettings& settings,
+                                             uint64_t seed) {
+  CompletionRequest r;
+  r.chat = true;
+  parseCommon(body, settings, seed, settings.defaultMaxTokens, r);
+  const Json* messages = field(body, "messages");
+  if (!messages) throw ApiError(400, "messages: required", "messages", "missing_required_parameter");
+  if (!messages->is_array() || messages->empty())
+    invalid("messages", "expected a non-empty array of messages");
+  try {
+    r.messages = parseChatMessages(*messages);
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "messages", "invalid_value");
+  }
+  try {
+    if (const Json* tools = field(body, "tools")) r.tools = parseChatTools(*tools);
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "tools", "invalid_value");
+  }
+  if (const Json* choice = field(body, "tool_choice")) {
+    // "auto" and "required" (or a named function) leave the choice to the model: nothing
+    // constrains its output yet. "none" leaves the tools out of the prompt.
+    if (choice->is_string()) {
+      const std::string c = choice->get<std::string>();
+      if (c != "none" && c != "auto" && c != "required")
+        invalid("tool_choice", "expected \"none\", \"auto\", \"required\" or an object, not " + choice->dump());
+      if (c == "none") r.tools.clear();
+    } else if (!choice->is_object()) {
+      invalid("tool_choice", "expected a string or an object, not " + std::string(choice->type_name()));
+    }
+  }
+  if (boolean(body, "logprobs", false)) invalid("logprobs", "log probabilities are not supported");
+  if (const Json* kwargs = field(body, "chat_template_kwargs")) {
+    if (!kwargs->is_object())
+      invalid("chat_template_kwargs", "expected an object, not " + std::string(kwargs->type_name()));
+    r.enableThinking = boolean(*kwargs, "enable_thinking", true);
+  }
+  return r;
+}
+
+CompletionRequest parseCompletionRequest(const Json& body, const ServerSettings& settings,
+                                         uint64_t seed) {
+  CompletionRequest r;
+  r.chat = false;
+  parseCommon(body, settings, seed, /*defaultMaxTokens=*/16, r);  // OpenAI's default for completions
+  const Json* prompt = field(body, "prompt");
+  if (!prompt) throw ApiError(400, "prompt: required", "prompt", "missing_required_parameter");
+  if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string())
+    r.prompt = (*prompt)[0].get<std::string>();
+  else if (prompt->is_string())
+    r.prompt = prompt->get<std::string>();
+  else
+    invalid("prompt", "expected a string (token arrays and batches are not supported), not " +
+                          std::string(prompt->type_name()));
+  if (r.prompt.empty()) invalid("prompt", "must not be empty");
+  if (boolean(body, "echo", false)) invalid("echo", "echo is not supported");
+  if (field(body, "logprobs")) invalid("logprobs", "log probabilities are not supported");
+  if (field(body, "suffix")) invalid("suffix", "suffix (fill-in-the-middle) is not supported");
+  return r;
+}
+
+}  // namespace strata::server

@@ -1,0 +1,120 @@
+#include "completion_stream.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+
+#include "api_error.h"
+
+namespace strata::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string dumpJson(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+}  // namespace
+
+CompletionStream::CompletionStream(AdmittedCompletion completion, Scheduler& scheduler,
+                                   double keepAliveSeconds)
+    : c_(std::move(completion)), scheduler_(scheduler), keepAlive_(keepAliveSeconds),
+      reply_(c_.request.enableThinking), lastWrite_(Job::Clock::now()) {}
+
+CompletionStream::~CompletionStream() { scheduler_.cancel(c_.job); }
+
+bool CompletionStream::write(httplib::DataSink& sink, std::string_view data) {
+  if (!sink.write(data.data(), data.size())) {
+    scheduler_.cancel(c_.job);  // the client is gone
+    return false;
+  }
+  lastWrite_ = Job::Clock::now();
+  return true;
+}
+
+bool CompletionStream::event(httplib::DataSink& sink, const Json& payload) {
+  return write(sink, "data: " + dumpJson(payload) + "\n\n");
+}
+
+bool CompletionStream::text(httplib::DataSink& sink, const std::string& generated) {
+  generated_ += generated;
+  const bool usageField = c_.request.includeUsage;
+  if (!c_.request.chat)
+    return event(sink, completionChunkJson(c_.identity, generated, "", usageField));
+  const ReplyStream::Delta delta = reply_.push(generated);
+  if (!delta.reasoning.empty() &&
+      !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", delta.reasoning}}, "", usageField)))
+    return false;
+  if (!delta.content.empty() &&
+      !event(sink, chatChunkJson(c_.identity, {{"content", delta.content}}, "", usageField)))
+    return false;
+  return true;
+}
+
+bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
+  const bool usageField = c_.request.includeUsage;
+  std::optional<ApiError> failure;
+  if (!p.error.empty()) failure.emplace(500, "generation failed: " + p.error, "", "generation_failed");
+  else if (p.result->finishReason == "cancelled" && Job::Clock::now() >= c_.deadline)
+    failure.emplace(504, "the request took longer than the server's timeout of " +
+                             std::to_string(c_.timeoutSeconds) + " s", "", "timeout");
+  else if (p.result->finishReason == "cancelled")
+    failure.emplace(503, "the server is shutting down", "", "shutting_down");
+  if (failure) {
+    // The stream is already 200: the error travels as an event, as OpenAI's own streams do.
+    event(sink, failure->toJson());
+    sink.done();
+    return true;
+  }
+  const GenerateResult& r = *p.result;
+  std::string finishReason;
+  if (c_.request.chat) {
+    const AssistantReply parsed = parsedReply(c_, generated_);
+    const ReplyStream::Delta rest = reply_.finish(!parsed.toolCalls.empty());
+    if (!rest.reasoning.empty() &&
+        !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", rest.reasoning}}, "", usageField)))
+      return false;
+    if (!rest.content.empty() &&
+        !event(sink, chatChunkJson(c_.identity, {{"content", rest.content}}, "", usageField)))
+      return false;
+    if (!parsed.toolCalls.empty() &&
+        !event(sink, chatChunkJson(c_.identity, {{"tool_calls", toolCallDeltas(parsed)}}, "", usageField)))
+      return false;
+    finishReason = openAiFinishReason(r.finishReason, !parsed.toolCalls.empty());
+    if (!event(sink, chatChunkJson(c_.identity, Json::object(), finishReason, usageField))) return false;
+  } else {
+    finishReason = openAiFinishReason(r.finishReason, false);
+    if (!event(sink, completionChunkJson(c_.identity, "", finishReason, usageField))) return false;
+  }
+  if (c_.request.includeUsage) {
+    const Json usage = usageJson(c_.promptTokens, static_cast<int64_t>(r.tokens.size()));
+    const char* object = c_.request.chat ? "chat.completion.chunk" : "text_completion";
+    if (!event(sink, usageChunkJson(c_.identity, object, usage))) return false;
+  }
+  if (!write(sink, "data: [DONE]\n\n")) return false;
+  sink.done();
+  return true;
+}
+
+bool CompletionStream::provide(httplib::DataSink& sink) {
+  if (!opened_) {
+    opened_ = true;
+    // The first chunk names the role (chat), so clients see the stream start at once.
+    if (c_.request.chat &&
+        !event(sink, chatChunkJson(c_.identity, {{"role", "assistant"}, {"content", ""}}, "",
+                                   c_.request.includeUsage)))
+      return false;
+  }
+  const auto keepAlive = std::chrono::duration_cast<Job::Clock::duration>(keepAlive_);
+  // Past the deadline the job is already cancelled: wait for its end, not for the deadline.
+  Job::Clock::time_point until = lastWrite_ + keepAlive;
+  if (Job::Clock::now() < c_.deadline) until = std::min(until, c_.deadline);
+  const Job::Progress p = c_.job->wait(until);
+  if (!p.text.empty() && !text(sink, p.text)) return false;
+  if (p.done) return end(sink, p);
+  if (Job::Clock::now() >= c_.deadline) scheduler_.cancel(c_.job);  // ends with a timeout event
+  if (p.text.empty() && Job::Clock::now() >= lastWrite_ + keepAlive)
+    return write(sink, ": keep-alive\n\n");
+  return true;
+}
+
+}  // namespace strata::server

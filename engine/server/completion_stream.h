@@ -1,0 +1,45 @@
+#pragma once
+// The server-sent-events response of a streaming completion, written by the HTTP handler
+// thread as the job's text arrives: chat.completion.chunk (or text_completion) events, a final
+// chunk with finish_reason, the usage chunk when asked for, then "data: [DONE]". While there is
+// nothing to send (queued, prefilling) a ": keep-alive" comment goes out every interval. A
+// failed write means the client is gone: the job is cancelled, which frees its slot after the
+// token being computed.
+#include <string_view>
+
+#include "admitted_completion.h"
+#include "reply_stream.h"
+#include "scheduler.h"
+
+namespace httplib {
+class DataSink;
+}
+
+namespace strata::server {
+
+class CompletionStream {
+ public:
+  CompletionStream(AdmittedCompletion completion, Scheduler& scheduler, double keepAliveSeconds);
+  ~CompletionStream();  // cancels the job if it is still running (response aborted)
+  CompletionStream(const CompletionStream&) = delete;
+  CompletionStream& operator=(const CompletionStream&) = delete;
+
+  // One call of httplib's chunked content provider; false aborts the response.
+  bool provide(httplib::DataSink& sink);
+
+ private:
+  bool write(httplib::DataSink& sink, std::string_view data);
+  bool event(httplib::DataSink& sink, const nlohmann::ordered_json& payload);
+  bool text(httplib::DataSink& sink, const std::string& generated);
+  bool end(httplib::DataSink& sink, const Job::Progress& progress);
+
+  AdmittedCompletion c_;
+  Scheduler& scheduler_;
+  const std::chrono::duration<double> keepAlive_;
+  ReplyStream reply_;
+  bool opened_ = false;
+  std::string generated_;  // everything so far (chat: parsed for tool calls at the end)
+  Job::Clock::time_point lastWrite_;
+};
+
+}  // namespace strata::server

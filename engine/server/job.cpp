@@ -1,0 +1,50 @@
+#include "job.h"
+
+namespace strata::server {
+
+Job::Job(std::vector<int32_t> prompt, GenerateOptions options)
+    : prompt_(std::move(prompt)), options_(std::move(options)) {
+  options_.cancel = &cancelled_;
+}
+
+void Job::start() {
+  std::lock_guard lock(mutex_);
+  started_ = true;
+  changed_.notify_all();
+}
+
+void Job::appendText(std::string_view text) {
+  std::lock_guard lock(mutex_);
+  pending_.append(text);
+  changed_.notify_all();
+}
+
+void Job::finish(GenerateResult result) {
+  std::lock_guard lock(mutex_);
+  result_ = std::move(result);
+  done_ = true;
+  changed_.notify_all();
+}
+
+void Job::fail(std::string message) {
+  std::lock_guard lock(mutex_);
+  error_ = std::move(message);
+  done_ = true;
+  changed_.notify_all();
+}
+
+Job::Progress Job::wait(Clock::time_point until) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_until(lock, until, [&] { return done_ || !pending_.empty(); });
+  Progress p;
+  p.started = started_;
+  p.done = done_;
+  p.text.swap(pending_);
+  if (done_) {
+    p.result = result_;
+    p.error = error_;
+  }
+  return p;
+}
+
+}  // namespace strata::server

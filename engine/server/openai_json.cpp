@@ -1,0 +1,97 @@
+#include "openai_json.h"
+
+namespace strata::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json reasonOrNull(const std::string& reason) { return reason.empty() ? Json(nullptr) : Json(reason); }
+
+Json head(const ResponseIdentity& who, const char* object) {
+  return {{"id", who.id}, {"object", object}, {"created", who.created}, {"model", who.model}};
+}
+
+}  // namespace
+
+Json usageJson(int64_t promptTokens, int64_t completionTokens) {
+  return {{"prompt_tokens", promptTokens},
+          {"completion_tokens", completionTokens},
+          {"total_tokens", promptTokens + completionTokens}};
+}
+
+std::string openAiFinishReason(const std::string& engineReason, bool hasToolCalls) {
+  if (hasToolCalls) return "tool_calls";
+  return engineReason == "length" ? "length" : "stop";
+}
+
+Json chatCompletionJson(const ResponseIdentity& who, const AssistantReply& reply,
+                        const std::string& finishReason, const Json& usage) {
+  Json j = head(who, "chat.completion");
+  j["choices"] = Json::array({{{"index", 0},
+                               {"message", toOpenAiMessage(reply)},
+                               {"logprobs", nullptr},
+                               {"finish_reason", finishReason}}});
+  j["usage"] = usage;
+  return j;
+}
+
+Json chatChunkJson(const ResponseIdentity& who, Json delta, const std::string& finishReason,
+                   bool withUsageField) {
+  Json j = head(who, "chat.completion.chunk");
+  j["choices"] = Json::array({{{"index", 0},
+                               {"delta", std::move(delta)},
+                               {"logprobs", nullptr},
+                               {"finish_reason", reasonOrNull(finishReason)}}});
+  if (withUsageField) j["usage"] = nullptr;
+  return j;
+}
+
+Json usageChunkJson(const ResponseIdentity& who, const char* object, const Json& usage) {
+  Json j = head(who, object);
+  j["choices"] = Json::array();
+  j["usage"] = usage;
+  return j;
+}
+
+Json toolCallDeltas(const AssistantReply& reply) {
+  const Json message = toOpenAiMessage(reply);
+  Json calls = Json::array();
+  if (!message.contains("tool_calls")) return calls;
+  int index = 0;
+  for (const Json& call : message["tool_calls"]) {
+    Json indexed = {{"index", index++}};
+    indexed.update(call);
+    calls.push_back(std::move(indexed));
+  }
+  return calls;
+}
+
+Json completionJson(const ResponseIdentity& who, const std::string& text,
+                    const std::string& finishReason, const Json& usage) {
+  Json j = head(who, "text_completion");
+  j["choices"] = Json::array(
+      {{{"text", text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finishReason}}});
+  j["usage"] = usage;
+  return j;
+}
+
+Json completionChunkJson(const ResponseIdentity& who, const std::string& text,
+                         const std::string& finishReason, bool withUsageField) {
+  Json j = head(who, "text_completion");
+  j["choices"] = Json::array({{{"text", text},
+                               {"index", 0},
+                               {"logprobs", nullptr},
+                               {"finish_reason", reasonOrNull(finishReason)}}});
+  if (withUsageField) j["usage"] = nullptr;
+  return j;
+}
+
+Json modelsJson(const std::string& modelId, int64_t created) {
+  return {{"object", "list"},
+          {"data", Json::array({{{"id", modelId},
+                                 {"object", "model"},
+                                 {"created", created},
+                                 {"owned_by", "strata"}}})}};
+}
+
+}  // namespace strata::server

@@ -1,0 +1,46 @@
+#pragma once
+// The response objects of the OpenAI API this server returns: chat.completion,
+// chat.completion.chunk, text_completion, the models list and usage.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "strata/chat.h"
+
+namespace strata::server {
+
+// Names one response: its id prefix is chosen by the endpoint ("chatcmpl-", "cmpl-").
+struct ResponseIdentity {
+  std::string id;
+  int64_t created = 0;  // Unix seconds
+  std::string model;
+};
+
+nlohmann::ordered_json usageJson(int64_t promptTokens, int64_t completionTokens);
+
+// "stop", "length" or "tool_calls" from the engine's finish reason.
+std::string openAiFinishReason(const std::string& engineReason, bool hasToolCalls);
+
+nlohmann::ordered_json chatCompletionJson(const ResponseIdentity& who, const AssistantReply& reply,
+                                          const std::string& finishReason,
+                                          const nlohmann::ordered_json& usage);
+
+// One chunk. finishReason empty: null. withUsageField: "usage": null (stream_options.include_usage
+// asks for the field on every chunk; the last chunk carries the numbers, see usageChunkJson).
+nlohmann::ordered_json chatChunkJson(const ResponseIdentity& who, nlohmann::ordered_json delta,
+                                     const std::string& finishReason, bool withUsageField);
+nlohmann::ordered_json usageChunkJson(const ResponseIdentity& who, const char* object,
+                                      const nlohmann::ordered_json& usage);
+
+// delta.tool_calls for the calls of a finished reply (each whole, with its index).
+nlohmann::ordered_json toolCallDeltas(const AssistantReply& reply);
+
+nlohmann::ordered_json completionJson(const ResponseIdentity& who, const std::string& text,
+                                      const std::string& finishReason,
+                                      const nlohmann::ordered_json& usage);
+nlohmann::ordered_json completionChunkJson(const ResponseIdentity& who, const std::string& text,
+                                           const std::string& finishReason, bool withUsageField);
+
+nlohmann::ordered_json modelsJson(const std::string& modelId, int64_t created);
+
+}  // namespace strata::server

@@ -1,0 +1,61 @@
+#pragma once
+// Runs admitted requests on a fixed set of slots. Each slot is one worker thread with its own
+// Session, reused from request to request, so a request that continues the slot's previous
+// conversation reuses its KV cache (Session::generate keeps the longest common prefix).
+//
+// Slots run concurrently, each its own decode loop; decode steps are not batched across slots
+// (the engine has no multi-session step yet), so two slots share the cores rather than the
+// expert reads. Admission is bounded: at most `slots` running plus `queue` waiting; beyond that
+// submit() refuses and the server answers 429. HTTP threads only submit, wait and cancel.
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "job.h"
+#include "strata/engine.h"
+
+namespace strata::server {
+
+class Scheduler {
+ public:
+  Scheduler(Engine& engine, int slotCount, int queueCapacity);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues the job for the next free slot; false when the queue is full or stopping.
+  bool submit(std::shared_ptr<Job> job);
+  // Cancels the job: a queued one leaves the queue at once (and reports "cancelled"), a
+  // running one stops after its current token.
+  void cancel(const std::shared_ptr<Job>& job);
+  // Cancels everything and joins the workers. Idempotent.
+  void stop();
+
+  struct Load {
+    int slotCount = 0;
+    int active = 0;  // generating (or prefilling)
+    int queued = 0;
+    int queueCapacity = 0;
+  };
+  Load load() const;
+
+ private:
+  void work();
+  void stopWorkers();
+
+  Engine& engine_;
+  const int slots_;
+  const int queueCapacity_;
+  mutable std::mutex mutex_;
+  std::condition_variable queued_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::vector<std::shared_ptr<Job>> running_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+  std::once_flag stopped_;
+};
+
+}  // namespace strata::server

@@ -1,0 +1,138 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Strata.Core
+
+// The open conversation: its messages (a ListView: only visible delegates exist), the notice
+// line ("Resumed … tokens in … ms") and the composer.
+Rectangle {
+    id: view
+    property ChatController chat
+    property string modelName
+    property bool modelReady: false
+    property bool modelFailed: false
+    color: Theme.window
+
+    function focusComposer() { composer.focusInput() }
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        Item {
+            Layout.fillWidth: true
+            Layout.preferredHeight: 48
+            Label {
+                anchors.left: parent.left
+                anchors.right: notice.left
+                anchors.leftMargin: 24
+                anchors.rightMargin: 12
+                anchors.verticalCenter: parent.verticalCenter
+                text: view.chat.title.length ? view.chat.title : qsTr("New chat")
+                color: Theme.text
+                font.pixelSize: 16
+                font.bold: true
+                elide: Text.ElideRight
+            }
+            Label {
+                id: notice
+                objectName: "noticeLabel"
+                anchors.right: parent.right
+                anchors.rightMargin: 24
+                anchors.verticalCenter: parent.verticalCenter
+                width: Math.min(implicitWidth, parent.width * 0.5)
+                text: view.chat.notice
+                color: Theme.accent
+                font.pixelSize: 12
+                elide: Text.ElideRight
+            }
+        }
+        Rectangle { Layout.fillWidth: true; height: 1; color: Theme.border }
+
+        ListView {
+            id: list
+            objectName: "messageList"
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            clip: true
+            model: view.chat.messages
+            spacing: 4
+            topMargin: 12
+            bottomMargin: 12
+            reuseItems: false
+            property bool follow: true
+            onContentHeightChanged: if (follow) positionViewAtEnd()
+            onCountChanged: { follow = true; positionViewAtEnd() }
+            onMovementEnded: follow = atYEnd
+            ScrollBar.vertical: ScrollBar {}
+
+            delegate: MessageDelegate {
+                chat: view.chat
+                isLastAssistant: role === "assistant" && index === list.count - 1
+                isLastUser: index === view.chat.messages.lastUserRow
+                onEditRequested: (text) => {
+                    composer.editing = true
+                    composer.text = text
+                    composer.focusInput()
+                }
+            }
+
+            Column {
+                visible: list.count === 0
+                anchors.centerIn: parent
+                spacing: 12
+                width: Math.min(parent.width - 48, 520)
+                Label {
+                    width: parent.width
+                    horizontalAlignment: Text.AlignHCenter
+                    text: view.modelReady ? qsTr("Ask %1 anything").arg(view.modelName)
+                          : view.modelFailed ? qsTr("No model loaded: choose a model folder in Settings")
+                                             : qsTr("Loading the model…")
+                    color: Theme.text
+                    font.pixelSize: 22
+                }
+                Label {
+                    width: parent.width
+                    horizontalAlignment: Text.AlignHCenter
+                    wrapMode: Text.Wrap
+                    text: qsTr("Enter sends, Shift+Enter adds a line. Everything runs on this computer.")
+                    color: Theme.textDim
+                }
+                Flow {
+                    width: parent.width
+                    spacing: 8
+                    Repeater {
+                        model: [qsTr("What is the capital of France?"), qsTr("How many letters are in banana?"),
+                                qsTr("Hello! Who are you?")]
+                        delegate: Button {
+                            required property string modelData
+                            text: modelData
+                            enabled: view.modelReady && !view.chat.busy
+                            onClicked: view.chat.send(modelData)
+                        }
+                    }
+                }
+            }
+        }
+
+        Composer {
+            id: composer
+            Layout.fillWidth: true
+            Layout.leftMargin: 24
+            Layout.rightMargin: 24
+            Layout.bottomMargin: 16
+            busy: view.chat.busy
+            modelName: view.modelName
+            onSend: (text) => {
+                if (editing) {
+                    editing = false
+                    view.chat.editLastUserMessage(text)
+                } else {
+                    view.chat.send(text)
+                }
+            }
+            onStop: view.chat.stop()
+            onCancelEdit: { editing = false; text = "" }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import QtQuick
+import QtQuick.Controls
+import Strata.Core
+
+// A message's answer: frozen blocks (each laid out once) and the open tail, the only part that
+// changes while the reply streams.
+Column {
+    id: view
+    property MarkdownBlocks blocks
+    property var chat
+    spacing: 10
+
+    component Block: Item {
+        id: block
+        property string source
+        property bool code
+        property string language
+        width: view.width
+        implicitHeight: code ? codeBox.height : prose.implicitHeight
+        Text {
+            id: prose
+            visible: !block.code
+            width: parent.width
+            text: block.code ? "" : block.source
+            textFormat: Text.MarkdownText
+            wrapMode: Text.Wrap
+            color: Theme.text
+            linkColor: Theme.accent
+            font.pixelSize: Theme.fontSize
+            onLinkActivated: (link) => Qt.openUrlExternally(link)
+        }
+        Rectangle {
+            id: codeBox
+            visible: block.code
+            width: parent.width
+            height: visible ? codeText.implicitHeight + header.height + 20 : 0
+            radius: Theme.radius
+            color: Theme.code
+            border.color: Theme.border
+            Row {
+                id: header
+                x: 10; y: 6
+                width: parent.width - 20
+                height: 22
+                Label {
+                    width: parent.width - copyCode.width
+                    anchors.verticalCenter: parent.verticalCenter
+                    text: block.language.length ? block.language : qsTr("code")
+                    color: Theme.textDim
+                    font.pixelSize: 12
+                }
+                Button {
+                    id: copyCode
+                    text: qsTr("Copy")
+                    flat: true
+                    font.pixelSize: 12
+                    height: 22
+                    Accessible.name: qsTr("Copy the code")
+                    onClicked: view.chat.copyText(block.source)
+                }
+            }
+            Text {
+                id: codeText
+                x: 10
+                y: header.y + header.height + 4
+                width: parent.width - 20
+                text: block.code ? block.source : ""
+                textFormat: Text.PlainText
+                wrapMode: Text.WrapAnywhere
+                font.family: Theme.mono
+                font.pixelSize: 13
+                color: "#d5dbe8"
+            }
+        }
+    }
+
+    Repeater {
+        model: view.blocks
+        delegate: Block {
+            source: model.text
+            code: model.code
+            language: model.language
+        }
+    }
+    Block {
+        source: view.blocks ? view.blocks.tail : ""
+        code: view.blocks ? view.blocks.tailIsCode : false
+        language: view.blocks ? view.blocks.tailLanguage : ""
+        visible: source.length > 0
+    }
+}

@@ -1,0 +1,131 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
+import Strata.Core
+
+// Settings, saved as they change. Sampling and threads apply to the next reply; the model
+// folder, memory budget and KV precision need the model reloaded (the dialog says so).
+Dialog {
+    id: dialog
+    property AppController app
+    readonly property AppSettings settings: app.settings
+    title: qsTr("Settings")
+    modal: true
+    standardButtons: Dialog.Close
+    width: Math.min(parent ? parent.width - 80 : 560, 560)
+    anchors.centerIn: parent
+
+    component Caption: Label { color: Theme.textDim; Layout.alignment: Qt.AlignRight }
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+        GridLayout {
+            width: parent.width
+            columns: 2
+            columnSpacing: 12
+            rowSpacing: 8
+
+            Caption { text: qsTr("Model folder") }
+            RowLayout {
+                Layout.fillWidth: true
+                TextField {
+                    id: folder
+                    Layout.fillWidth: true
+                    text: dialog.settings.modelFolder
+                    onEditingFinished: dialog.settings.modelFolder = text
+                    Accessible.name: qsTr("Model folder")
+                }
+                Button { text: qsTr("Browse…"); onClicked: folderDialog.open() }
+            }
+            Caption { text: qsTr("Memory budget (GB)") }
+            SpinBox {
+                from: 0; to: 1024
+                value: Math.round(dialog.settings.memoryBudgetGb)
+                onValueModified: dialog.settings.memoryBudgetGb = value
+                Accessible.name: qsTr("Memory budget in gigabytes, 0 for none")
+            }
+            Caption { text: qsTr("KV precision") }
+            ComboBox {
+                model: ["f32", "bf16", "f16"]
+                currentIndex: Math.max(0, model.indexOf(dialog.settings.kvPrecision))
+                onActivated: dialog.settings.kvPrecision = currentText
+                Accessible.name: qsTr("KV cache precision")
+            }
+            // A whole row: hidden items take no grid cell.
+            RowLayout {
+                Layout.columnSpan: 2
+                Layout.alignment: Qt.AlignRight
+                visible: dialog.app.reloadNeeded
+                Label { text: qsTr("These take effect when the model is reloaded."); color: Theme.accent }
+                Button { text: qsTr("Reload model"); onClicked: dialog.app.loadModel() }
+            }
+
+            Caption { text: qsTr("Threads (0 = all)") }
+            SpinBox {
+                from: 0; to: 256
+                value: dialog.settings.threads
+                onValueModified: dialog.settings.threads = value
+                Accessible.name: qsTr("Threads")
+            }
+            Caption { text: qsTr("Temperature") }
+            RowLayout {
+                Slider {
+                    id: temperature
+                    from: 0; to: 2; stepSize: 0.05
+                    value: dialog.settings.temperature
+                    onMoved: dialog.settings.temperature = value
+                    Accessible.name: qsTr("Temperature")
+                }
+                Label { text: temperature.value.toFixed(2); color: Theme.text }
+            }
+            Caption { text: qsTr("Top-p") }
+            RowLayout {
+                Slider {
+                    id: topP
+                    from: 0.05; to: 1; stepSize: 0.01
+                    value: dialog.settings.topP
+                    onMoved: dialog.settings.topP = value
+                    Accessible.name: qsTr("Top-p")
+                }
+                Label { text: topP.value.toFixed(2); color: Theme.text }
+            }
+            Caption { text: qsTr("Top-k (0 = off)") }
+            SpinBox {
+                from: 0; to: 1000
+                value: dialog.settings.topK
+                onValueModified: dialog.settings.topK = value
+                Accessible.name: qsTr("Top-k")
+            }
+            Caption { text: qsTr("Max new tokens") }
+            SpinBox {
+                from: 1; to: 32768; stepSize: 64; editable: true
+                value: dialog.settings.maxTokens
+                onValueModified: dialog.settings.maxTokens = value
+                Accessible.name: qsTr("Maximum new tokens")
+            }
+            Caption { text: qsTr("Thinking") }
+            Switch {
+                checked: dialog.settings.thinking
+                onToggled: dialog.settings.thinking = checked
+                Accessible.name: qsTr("Let the model think before answering")
+            }
+            Caption { text: qsTr("System prompt"); Layout.alignment: Qt.AlignRight | Qt.AlignTop }
+            TextArea {
+                Layout.fillWidth: true
+                Layout.preferredHeight: 80
+                wrapMode: TextEdit.Wrap
+                text: dialog.settings.systemPrompt
+                onEditingFinished: dialog.settings.systemPrompt = text
+                background: Rectangle { radius: 4; color: Theme.surface; border.color: Theme.border }
+                Accessible.name: qsTr("System prompt")
+            }
+        }
+    }
+
+    FolderDialog {
+        id: folderDialog
+        onAccepted: dialog.settings.modelFolder = selectedFolder.toString().replace(/^file:\/\//, "")
+    }
+}

@@ -1,0 +1,76 @@
+// Settings persist across restarts, out-of-range values are clamped, and the first run falls
+// back to the bundled model folder.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "settings/app_settings.h"
+
+using namespace strata::app;
+
+namespace {
+
+std::unique_ptr<AppSettings> open(const QString& file) {
+  return std::make_unique<AppSettings>(std::make_unique<QSettings>(file, QSettings::IniFormat),
+                                       QStringLiteral("/bundled/strata-tiny"));
+}
+
+}  // namespace
+
+class TestAppSettings : public QObject {
+  Q_OBJECT
+ private slots:
+  void firstRunUsesTheBundledModel() {
+    QTemporaryDir dir;
+    auto s = open(dir.filePath(QStringLiteral("s.ini")));
+    QCOMPARE(s->modelFolder(), QStringLiteral("/bundled/strata-tiny"));
+    QCOMPARE(s->thinking(), true);
+    QCOMPARE(s->kvPrecision(), QStringLiteral("f32"));
+  }
+
+  void valuesSurviveARestart() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("s.ini"));
+    {
+      auto s = open(file);
+      QSignalSpy threads(s.get(), &AppSettings::threadsChanged);
+      s->setModelFolder(QStringLiteral("/models/glm-5"));
+      s->setThreads(6);
+      s->setTemperature(0.3);
+      s->setTopK(40);
+      s->setMaxTokens(1024);
+      s->setSystemPrompt(QStringLiteral("Be brief."));
+      s->setThinking(false);
+      s->setMemoryBudgetGb(24);
+      s->setKvPrecision(QStringLiteral("bf16"));
+      QCOMPARE(threads.count(), 1);
+      QCOMPARE(threads.first().first().toInt(), 6);
+    }
+    auto s = open(file);
+    QCOMPARE(s->modelFolder(), QStringLiteral("/models/glm-5"));
+    QCOMPARE(s->threads(), 6);
+    QCOMPARE(s->temperature(), 0.3);
+    QCOMPARE(s->topK(), 40);
+    QCOMPARE(s->maxTokens(), 1024);
+    QCOMPARE(s->systemPrompt(), QStringLiteral("Be brief."));
+    QCOMPARE(s->thinking(), false);
+    QCOMPARE(s->memoryBudgetGb(), 24.0);
+    QCOMPARE(s->kvPrecision(), QStringLiteral("bf16"));
+  }
+
+  void outOfRangeValuesAreClampedOrRefused() {
+    QTemporaryDir dir;
+    auto s = open(dir.filePath(QStringLiteral("s.ini")));
+    s->setTemperature(9);
+    QCOMPARE(s->temperature(), 2.0);
+    s->setTopP(0);
+    QCOMPARE(s->topP(), 0.01);
+    s->setMaxTokens(0);
+    QCOMPARE(s->maxTokens(), 1);
+    s->setKvPrecision(QStringLiteral("int3"));
+    QCOMPARE(s->kvPrecision(), QStringLiteral("f32"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestAppSettings)
+#include "test_app_settings.moc"

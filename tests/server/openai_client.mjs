@@ -1,0 +1,87 @@
+// Drives `strata-cli serve` with the official `openai` npm client: models list, chat
+// (non-streaming and streaming), completions, a tool-call round trip and an error. Exits
+// non-zero with a message on the first failed check; prints one JSON line on success.
+//   node openai_client.mjs BASE_URL MODEL_ID API_KEY
+import OpenAI from 'openai';
+
+const [baseURL, model, apiKey] = process.argv.slice(2);
+const client = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 60000 });
+
+function check(condition, message) {
+  if (!condition) {
+    console.error(`openai_client: FAILED: ${message}`);
+    process.exit(1);
+  }
+}
+
+const question = [{ role: 'user', content: 'What is the capital of France?' }];
+
+const models = await client.models.list();
+check(models.data.length === 1 && models.data[0].id === model,
+      `models.list: expected [${model}], got ${JSON.stringify(models.data)}`);
+
+const chat = await client.chat.completions.create({ model, messages: question, temperature: 0, max_tokens: 64 });
+const answer = chat.choices[0].message.content;
+check(answer.includes('Paris'), `chat: expected an answer naming Paris, got ${JSON.stringify(answer)}`);
+check(chat.choices[0].finish_reason === 'stop', `chat: finish_reason ${chat.choices[0].finish_reason}`);
+check(chat.usage.prompt_tokens > 0 && chat.usage.completion_tokens > 0 &&
+      chat.usage.total_tokens === chat.usage.prompt_tokens + chat.usage.completion_tokens,
+      `chat: usage ${JSON.stringify(chat.usage)}`);
+
+const stream = await client.chat.completions.create({
+  model, messages: question, temperature: 0, max_tokens: 64, stream: true,
+  stream_options: { include_usage: true },
+});
+let streamed = '';
+let streamedUsage = null;
+let finish = null;
+for await (const chunk of stream) {
+  if (chunk.usage) streamedUsage = chunk.usage;
+  const choice = chunk.choices[0];
+  if (!choice) continue;
+  if (choice.delta?.content) streamed += choice.delta.content;
+  if (choice.finish_reason) finish = choice.finish_reason;
+}
+check(streamed === answer, `stream: ${JSON.stringify(streamed)} differs from ${JSON.stringify(answer)}`);
+check(finish === 'stop', `stream: finish_reason ${finish}`);
+check(streamedUsage && streamedUsage.total_tokens === chat.usage.total_tokens,
+      `stream: usage ${JSON.stringify(streamedUsage)} vs ${JSON.stringify(chat.usage)}`);
+
+const completion = await client.completions.create({ model, prompt: 'The capital of France is', max_tokens: 8, temperature: 0 });
+check(completion.choices[0].text.length > 0, 'completions: empty text');
+check(completion.usage.completion_tokens >= 1 && completion.usage.completion_tokens <= 8,
+      `completions: usage ${JSON.stringify(completion.usage)}`);
+
+// Tool round trip: the assistant's call and the tool's answer go back into the conversation;
+// the tool definitions must reach the prompt (more prompt tokens than without them).
+const tools = [{
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'The current weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+}];
+const conversation = [
+  { role: 'user', content: 'What is the weather in Paris?' },
+  { role: 'assistant', content: null,
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+  { role: 'tool', tool_call_id: 'call_1', content: 'sunny, 21 C' },
+];
+const withTools = await client.chat.completions.create({ model, messages: conversation, tools, temperature: 0, max_tokens: 32 });
+const withoutTools = await client.chat.completions.create({ model, messages: conversation, temperature: 0, max_tokens: 32 });
+check(withTools.choices[0].message.role === 'assistant', 'tools: no assistant message');
+check(['stop', 'length', 'tool_calls'].includes(withTools.choices[0].finish_reason),
+      `tools: finish_reason ${withTools.choices[0].finish_reason}`);
+check(withTools.usage.prompt_tokens > withoutTools.usage.prompt_tokens + 20,
+      `tools: prompt with tools ${withTools.usage.prompt_tokens} tokens, without ${withoutTools.usage.prompt_tokens}`);
+
+let notFound = null;
+try {
+  await client.chat.completions.create({ model: 'no-such-model', messages: question });
+} catch (e) {
+  notFound = e;
+}
+check(notFound instanceof OpenAI.NotFoundError, `unknown model: expected NotFoundError, got ${notFound}`);
+
+console.log(JSON.stringify({ ok: true, answer, usage: chat.usage, tool_prompt_tokens: withTools.usage.prompt_tokens }));
