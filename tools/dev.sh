@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Strata's developer entry point on Debian 12:
-#   tools/dev.sh run    install missing packages, build (Release), chat with the bundled tiny model
+#   tools/dev.sh run    install missing packages, build (Release), open the desktop app (or, without
+#                       a display, chat with the bundled tiny model in the terminal)
 #   tools/dev.sh test   install missing packages, build (Release), run every test suite (ctest)
 #   tools/dev.sh build  install missing packages and build only
 set -euo pipefail
@@ -55,6 +56,12 @@ case "${1:-}" in
     ;;
   run)
     configure_and_build
+    # The desktop app where there is a display (it opens the bundled tiny model on first run);
+    # the terminal chat where there is none.
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$build/app/strata" ]; then
+      echo "$build/app/strata"
+      exec "$build/app/strata"
+    fi
     model="$root/resources/models/strata-tiny"
     if [ -f "$model/config.json" ]; then
       echo "strata-cli chat --model $model"
