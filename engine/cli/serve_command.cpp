@@ -23,16 +23,18 @@ server::ServerSettings serverSettings(const Args& args, const std::filesystem::p
   if (s.port < 0 || s.port > 65535) throw UsageError("--port must be in [0, 65535]");
   s.apiKey = args.get("api-key", "");
   if (args.has("api-key") && s.apiKey.empty()) throw UsageError("--api-key must not be empty");
-  s.modelId = args.get("model-id", model.filename().empty() ? model.parent_path().filename().string()
-                                                            : model.filename().string());
+  s.modelId =
+      args.get("model-id", model.filename().empty() ? model.parent_path().filename().string()
+                                                    : model.filename().string());
   s.slotCount = parseInt(args.get("slots", std::to_string(s.slotCount)), "--slots");
   if (s.slotCount < 1) throw UsageError("--slots must be at least 1");
   s.queue = parseInt(args.get("queue", std::to_string(s.queue)), "--queue");
   if (s.queue < 0) throw UsageError("--queue must be 0 or more");
-  s.maxBodyBytes = parseInt(args.get("max-body-bytes", std::to_string(s.maxBodyBytes)), "--max-body-bytes");
+  s.maxBodyBytes =
+      parseInt(args.get("max-body-bytes", std::to_string(s.maxBodyBytes)), "--max-body-bytes");
   if (s.maxBodyBytes < 1) throw UsageError("--max-body-bytes must be positive");
-  s.maxPromptTokens =
-      parseInt(args.get("max-prompt-tokens", std::to_string(s.maxPromptTokens)), "--max-prompt-tokens");
+  s.maxPromptTokens = parseInt(args.get("max-prompt-tokens", std::to_string(s.maxPromptTokens)),
+                               "--max-prompt-tokens");
   if (s.maxPromptTokens < 1) throw UsageError("--max-prompt-tokens must be positive");
   s.timeoutSeconds = parseDouble(args.get("timeout-s", "600"), "--timeout-s");
   if (s.timeoutSeconds <= 0) throw UsageError("--timeout-s must be positive");
@@ -61,12 +63,13 @@ int runServe(const Args& args) {
   signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error return, not a signal
 
   const auto engine = Engine::open(model, engineSettings);
-  if (!engine->tokenizer()) throw Error(model.string() + ": no tokenizer.json, so there is nothing to serve");
+  if (!engine->tokenizer())
+    throw Error(model.string() + ": no tokenizer.json, so there is nothing to serve");
   server::OpenAiServer server(*engine, settings);
   const int port = server.bind();
   std::printf("strata-cli serve: listening on http://%s:%d (model '%s', %d slots, queue %d%s)\n",
-              settings.host.c_str(), port, settings.modelId.c_str(), settings.slotCount, settings.queue,
-              settings.apiKey.empty() ? "" : ", API key required");
+              settings.host.c_str(), port, settings.modelId.c_str(), settings.slotCount,
+              settings.queue, settings.apiKey.empty() ? "" : ", API key required");
   std::fflush(stdout);
 
   std::atomic<bool> finished{false};

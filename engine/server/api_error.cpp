@@ -4,11 +4,16 @@ namespace strata::server {
 
 std::string ApiError::type() const {
   switch (status_) {
-    case 401: return "authentication_error";
-    case 404: return "not_found_error";
-    case 429: return "rate_limit_error";
-    case 504: return "timeout_error";
-    default: return status_ >= 500 ? "server_error" : "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 404:
+      return "not_found_error";
+    case 429:
+      return "rate_limit_error";
+    case 504:
+      return "timeout_error";
+    default:
+      return status_ >= 500 ? "server_error" : "invalid_request_error";
   }
 }
 

@@ -14,7 +14,8 @@ using Json = nlohmann::ordered_json;
 
 void respondJson(httplib::Response& response, int status, const Json& body) {
   response.status = status;
-  response.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
+  response.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace),
+                       "application/json");
 }
 
 // Waits for a non-streaming job; cancels it at the deadline. The response is built from the
@@ -31,12 +32,15 @@ Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler) {
     }
     p = c.job->wait(timedOut ? now + std::chrono::seconds(1) : c.deadline);
   }
-  if (!p.error.empty()) throw ApiError(500, "generation failed: " + p.error, "", "generation_failed");
+  if (!p.error.empty())
+    throw ApiError(500, "generation failed: " + p.error, "", "generation_failed");
   const GenerateResult& r = *p.result;
   if (r.finishReason == "cancelled") {
     if (timedOut)
-      throw ApiError(504, "the request took longer than the server's timeout of " +
-                              std::to_string(c.timeoutSeconds) + " s", "", "timeout");
+      throw ApiError(504,
+                     "the request took longer than the server's timeout of " +
+                         std::to_string(c.timeoutSeconds) + " s",
+                     "", "timeout");
     throw ApiError(503, "the server is shutting down", "", "shutting_down");
   }
   const Json usage = usageJson(c.promptTokens, static_cast<int64_t>(r.tokens.size()));
@@ -92,9 +96,10 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
   std::vector<int32_t> ids = tokenizer->encode(prompt);
   c.promptTokens = static_cast<int64_t>(ids.size());
   if (c.promptTokens > settings_.maxPromptTokens)
-    throw ApiError(400, "the prompt is " + std::to_string(c.promptTokens) +
-                            " tokens; this server accepts at most " +
-                            std::to_string(settings_.maxPromptTokens),
+    throw ApiError(400,
+                   "the prompt is " + std::to_string(c.promptTokens) +
+                       " tokens; this server accepts at most " +
+                       std::to_string(settings_.maxPromptTokens),
                    chat ? "messages" : "prompt", "context_length_exceeded");
 
   c.job = std::make_shared<Job>(std::move(ids), c.request.generate);
@@ -105,17 +110,19 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
                 static_cast<int64_t>(std::time(nullptr)), settings_.modelId};
   if (!scheduler_.submit(c.job)) {
     const Scheduler::Load load = scheduler_.load();
-    throw ApiError(429, "the server is busy: " + std::to_string(load.active) + " of " +
-                            std::to_string(load.slotCount) + " slots generating and " +
-                            std::to_string(load.queued) + " requests queued (the queue holds " +
-                            std::to_string(load.queueCapacity) + "); retry later",
+    throw ApiError(429,
+                   "the server is busy: " + std::to_string(load.active) + " of " +
+                       std::to_string(load.slotCount) + " slots generating and " +
+                       std::to_string(load.queued) + " requests queued (the queue holds " +
+                       std::to_string(load.queueCapacity) + "); retry later",
                    "", "server_busy");
   }
   if (!c.request.stream) {
     respondJson(response, 200, finishedResponse(c, scheduler_));
     return;
   }
-  auto stream = std::make_shared<CompletionStream>(std::move(c), scheduler_, settings_.keepAliveSeconds);
+  auto stream =
+      std::make_shared<CompletionStream>(std::move(c), scheduler_, settings_.keepAliveSeconds);
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(
       "text/event-stream",

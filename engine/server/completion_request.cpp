@@ -52,12 +52,14 @@ bool boolean(const Json& body, const char* name, bool fallback) {
 
 void checkModel(const Json& body, const ServerSettings& settings) {
   const Json* v = field(body, "model");
-  if (!v) throw ApiError(400, "model: required (this server serves '" + settings.modelId + "')",
-                         "model", "missing_required_parameter");
+  if (!v)
+    throw ApiError(400, "model: required (this server serves '" + settings.modelId + "')", "model",
+                   "missing_required_parameter");
   if (!v->is_string()) invalid("model", "expected a string, not " + std::string(v->type_name()));
   if (v->get<std::string>() != settings.modelId)
-    throw ApiError(404, "The model '" + v->get<std::string>() + "' does not exist; this server serves '" +
-                            settings.modelId + "'",
+    throw ApiError(404,
+                   "The model '" + v->get<std::string>() +
+                       "' does not exist; this server serves '" + settings.modelId + "'",
                    "model", "model_not_found");
 }
 
@@ -71,7 +73,8 @@ std::vector<std::string> stopStrings(const Json& body) {
     if (v->size() > 4) invalid("stop", "at most 4 stop strings, not " + std::to_string(v->size()));
     for (size_t i = 0; i < v->size(); ++i) {
       if (!(*v)[i].is_string())
-        invalid("stop[" + std::to_string(i) + "]", "expected a string, not " + std::string((*v)[i].type_name()));
+        invalid("stop[" + std::to_string(i) + "]",
+                "expected a string, not " + std::string((*v)[i].type_name()));
       stops.push_back((*v)[i].get<std::string>());
     }
   } else {
@@ -136,7 +139,8 @@ CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSetti
   r.chat = true;
   parseCommon(body, settings, seed, settings.defaultMaxTokens, r);
   const Json* messages = field(body, "messages");
-  if (!messages) throw ApiError(400, "messages: required", "messages", "missing_required_parameter");
+  if (!messages)
+    throw ApiError(400, "messages: required", "messages", "missing_required_parameter");
   if (!messages->is_array() || messages->empty())
     invalid("messages", "expected a non-empty array of messages");
   try {
@@ -155,16 +159,19 @@ CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSetti
     if (choice->is_string()) {
       const std::string c = choice->get<std::string>();
       if (c != "none" && c != "auto" && c != "required")
-        invalid("tool_choice", "expected \"none\", \"auto\", \"required\" or an object, not " + choice->dump());
+        invalid("tool_choice",
+                "expected \"none\", \"auto\", \"required\" or an object, not " + choice->dump());
       if (c == "none") r.tools.clear();
     } else if (!choice->is_object()) {
-      invalid("tool_choice", "expected a string or an object, not " + std::string(choice->type_name()));
+      invalid("tool_choice",
+              "expected a string or an object, not " + std::string(choice->type_name()));
     }
   }
   if (boolean(body, "logprobs", false)) invalid("logprobs", "log probabilities are not supported");
   if (const Json* kwargs = field(body, "chat_template_kwargs")) {
     if (!kwargs->is_object())
-      invalid("chat_template_kwargs", "expected an object, not " + std::string(kwargs->type_name()));
+      invalid("chat_template_kwargs",
+              "expected an object, not " + std::string(kwargs->type_name()));
     r.enableThinking = boolean(*kwargs, "enable_thinking", true);
   }
   return r;
@@ -174,7 +181,8 @@ CompletionRequest parseCompletionRequest(const Json& body, const ServerSettings&
                                          uint64_t seed) {
   CompletionRequest r;
   r.chat = false;
-  parseCommon(body, settings, seed, /*defaultMaxTokens=*/16, r);  // OpenAI's default for completions
+  parseCommon(body, settings, seed, /*defaultMaxTokens=*/16,
+              r);  // OpenAI's default for completions
   const Json* prompt = field(body, "prompt");
   if (!prompt) throw ApiError(400, "prompt: required", "prompt", "missing_required_parameter");
   if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string())

@@ -20,7 +20,7 @@ struct CompletionRequest {
   std::string prompt;                         // completions
   GenerateOptions generate;                   // sampling, token limit, stop strings
   bool stream = false;
-  bool includeUsage = false;                  // stream_options.include_usage
+  bool includeUsage = false;  // stream_options.include_usage
 };
 
 // Parses a request body; 400 (code "invalid_json") when it is not JSON.

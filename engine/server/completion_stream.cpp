@@ -11,14 +11,19 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string dumpJson(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string dumpJson(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 }  // namespace
 
 CompletionStream::CompletionStream(AdmittedCompletion completion, Scheduler& scheduler,
                                    double keepAliveSeconds)
-    : c_(std::move(completion)), scheduler_(scheduler), keepAlive_(keepAliveSeconds),
-      reply_(c_.request.enableThinking), lastWrite_(Job::Clock::now()) {}
+    : c_(std::move(completion)),
+      scheduler_(scheduler),
+      keepAlive_(keepAliveSeconds),
+      reply_(c_.request.enableThinking),
+      lastWrite_(Job::Clock::now()) {}
 
 CompletionStream::~CompletionStream() { scheduler_.cancel(c_.job); }
 
@@ -42,7 +47,8 @@ bool CompletionStream::text(httplib::DataSink& sink, const std::string& generate
     return event(sink, completionChunkJson(c_.identity, generated, "", usageField));
   const ReplyStream::Delta delta = reply_.push(generated);
   if (!delta.reasoning.empty() &&
-      !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", delta.reasoning}}, "", usageField)))
+      !event(sink,
+             chatChunkJson(c_.identity, {{"reasoning_content", delta.reasoning}}, "", usageField)))
     return false;
   if (!delta.content.empty() &&
       !event(sink, chatChunkJson(c_.identity, {{"content", delta.content}}, "", usageField)))
@@ -53,10 +59,13 @@ bool CompletionStream::text(httplib::DataSink& sink, const std::string& generate
 bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
   const bool usageField = c_.request.includeUsage;
   std::optional<ApiError> failure;
-  if (!p.error.empty()) failure.emplace(500, "generation failed: " + p.error, "", "generation_failed");
+  if (!p.error.empty())
+    failure.emplace(500, "generation failed: " + p.error, "", "generation_failed");
   else if (p.result->finishReason == "cancelled" && Job::Clock::now() >= c_.deadline)
-    failure.emplace(504, "the request took longer than the server's timeout of " +
-                             std::to_string(c_.timeoutSeconds) + " s", "", "timeout");
+    failure.emplace(504,
+                    "the request took longer than the server's timeout of " +
+                        std::to_string(c_.timeoutSeconds) + " s",
+                    "", "timeout");
   else if (p.result->finishReason == "cancelled")
     failure.emplace(503, "the server is shutting down", "", "shutting_down");
   if (failure) {
@@ -71,16 +80,19 @@ bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
     const AssistantReply parsed = parsedReply(c_, generated_);
     const ReplyStream::Delta rest = reply_.finish(!parsed.toolCalls.empty());
     if (!rest.reasoning.empty() &&
-        !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", rest.reasoning}}, "", usageField)))
+        !event(sink,
+               chatChunkJson(c_.identity, {{"reasoning_content", rest.reasoning}}, "", usageField)))
       return false;
     if (!rest.content.empty() &&
         !event(sink, chatChunkJson(c_.identity, {{"content", rest.content}}, "", usageField)))
       return false;
     if (!parsed.toolCalls.empty() &&
-        !event(sink, chatChunkJson(c_.identity, {{"tool_calls", toolCallDeltas(parsed)}}, "", usageField)))
+        !event(sink, chatChunkJson(c_.identity, {{"tool_calls", toolCallDeltas(parsed)}}, "",
+                                   usageField)))
       return false;
     finishReason = openAiFinishReason(r.finishReason, !parsed.toolCalls.empty());
-    if (!event(sink, chatChunkJson(c_.identity, Json::object(), finishReason, usageField))) return false;
+    if (!event(sink, chatChunkJson(c_.identity, Json::object(), finishReason, usageField)))
+      return false;
   } else {
     finishReason = openAiFinishReason(r.finishReason, false);
     if (!event(sink, completionChunkJson(c_.identity, "", finishReason, usageField))) return false;

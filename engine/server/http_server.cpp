@@ -40,8 +40,11 @@ bool constantTimeEquals(std::string_view a, std::string_view b) {
 
 struct OpenAiServer::Impl {
   Impl(Engine& e, ServerSettings s)
-      : engine(e), settings(std::move(s)), scheduler(e, settings.slotCount, settings.queue),
-        completions(e, settings, scheduler), started(std::time(nullptr)) {}
+      : engine(e),
+        settings(std::move(s)),
+        scheduler(e, settings.slotCount, settings.queue),
+        completions(e, settings, scheduler),
+        started(std::time(nullptr)) {}
 
   void route();
   bool authorized(const httplib::Request& request) const;
@@ -59,7 +62,8 @@ bool OpenAiServer::Impl::authorized(const httplib::Request& request) const {
   if (settings.apiKey.empty()) return true;
   const std::string header = request.get_header_value("Authorization");
   constexpr std::string_view kBearer = "Bearer ";
-  if (header.size() < kBearer.size() || header.compare(0, kBearer.size(), kBearer) != 0) return false;
+  if (header.size() < kBearer.size() || header.compare(0, kBearer.size(), kBearer) != 0)
+    return false;
   return constantTimeEquals(std::string_view(header).substr(kBearer.size()), settings.apiKey);
 }
 
@@ -69,33 +73,39 @@ void OpenAiServer::Impl::route() {
   const size_t threads = static_cast<size_t>(settings.slotCount + settings.queue) + 8;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_payload_max_length(static_cast<size_t>(settings.maxBodyBytes));
-  if (settings.cors)
-    http.set_default_headers({{"Access-Control-Allow-Origin", "*"}});
+  if (settings.cors) http.set_default_headers({{"Access-Control-Allow-Origin", "*"}});
 
-  http.set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
+  http.set_pre_routing_handler([this](const httplib::Request& request,
+                                      httplib::Response& response) {
     if (request.method == "OPTIONS" || request.path.rfind("/v1/", 0) != 0 || authorized(request))
       return httplib::Server::HandlerResponse::Unhandled;
     response.set_header("WWW-Authenticate", "Bearer");
-    respondError(response, ApiError(401, "missing or wrong API key (send 'Authorization: Bearer KEY')",
-                                    "", "invalid_api_key"));
+    respondError(response,
+                 ApiError(401, "missing or wrong API key (send 'Authorization: Bearer KEY')", "",
+                          "invalid_api_key"));
     return httplib::Server::HandlerResponse::Handled;
   });
   // httplib's own errors (no route, body too large, malformed HTTP) in the OpenAI shape. It
   // calls this for every status >= 400, so responses that already have a body are left alone.
   http.set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& request, httplib::Response& response) {
-    if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (response.status == 404)
-      respondError(response, ApiError(404, "no route for " + request.method + " " + request.path,
-                                      "", "unknown_url"));
-    else if (response.status == 413)
-      respondError(response, ApiError(413, "the request body is larger than the server's limit of " +
-                                               std::to_string(settings.maxBodyBytes) + " bytes",
-                                      "", "request_too_large"));
-    else
-      respondError(response, ApiError(response.status, "malformed HTTP request", "", "bad_request"));
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+        if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (response.status == 404)
+          respondError(response,
+                       ApiError(404, "no route for " + request.method + " " + request.path, "",
+                                "unknown_url"));
+        else if (response.status == 413)
+          respondError(response, ApiError(413,
+                                          "the request body is larger than the server's limit of " +
+                                              std::to_string(settings.maxBodyBytes) + " bytes",
+                                          "", "request_too_large"));
+        else
+          respondError(response,
+                       ApiError(response.status,
+                                "bad HTTP request (status " + std::to_string(response.status) + ")",
+                                "", "bad_request"));
+        return httplib::Server::HandlerResponse::Handled;
+      }));
   http.set_exception_handler(
       [](const httplib::Request&, httplib::Response& response, std::exception_ptr error) {
         std::string message = "internal error";
@@ -128,20 +138,25 @@ void OpenAiServer::Impl::route() {
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& response) {
     respondJson(response, 200, modelsJson(settings.modelId, started));
   });
-  http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& request, httplib::Response& response) {
-    if (request.matches[1] != settings.modelId) {
-      respondError(response, ApiError(404, "The model '" + std::string(request.matches[1]) +
-                                               "' does not exist", "model", "model_not_found"));
-      return;
-    }
-    respondJson(response, 200, modelsJson(settings.modelId, started)["data"][0]);
-  });
-  http.Post("/v1/chat/completions", [this](const httplib::Request& request, httplib::Response& response) {
-    completions.handle(request, response, /*chat=*/true);
-  });
-  http.Post("/v1/completions", [this](const httplib::Request& request, httplib::Response& response) {
-    completions.handle(request, response, /*chat=*/false);
-  });
+  http.Get(
+      R"(/v1/models/(.+))", [this](const httplib::Request& request, httplib::Response& response) {
+        if (request.matches[1] != settings.modelId) {
+          respondError(
+              response,
+              ApiError(404, "The model '" + std::string(request.matches[1]) + "' does not exist",
+                       "model", "model_not_found"));
+          return;
+        }
+        respondJson(response, 200, modelsJson(settings.modelId, started)["data"][0]);
+      });
+  http.Post("/v1/chat/completions",
+            [this](const httplib::Request& request, httplib::Response& response) {
+              completions.handle(request, response, /*chat=*/true);
+            });
+  http.Post("/v1/completions",
+            [this](const httplib::Request& request, httplib::Response& response) {
+              completions.handle(request, response, /*chat=*/false);
+            });
 }
 
 OpenAiServer::OpenAiServer(Engine& engine, ServerSettings settings)

@@ -44,7 +44,7 @@ class Job {
     bool done = false;     // result or error is set
     std::string text;      // reply text new since the last call
     std::optional<GenerateResult> result;
-    std::string error;     // the engine's message when generation failed
+    std::string error;  // the engine's message when generation failed
   };
   // Waits until there is new text, the job ends or `until` passes.
   Progress wait(Clock::time_point until);

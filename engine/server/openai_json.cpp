@@ -5,7 +5,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json reasonOrNull(const std::string& reason) { return reason.empty() ? Json(nullptr) : Json(reason); }
+Json reasonOrNull(const std::string& reason) {
+  return reason.empty() ? Json(nullptr) : Json(reason);
+}
 
 Json head(const ResponseIdentity& who, const char* object) {
   return {{"id", who.id}, {"object", object}, {"created", who.created}, {"model", who.model}};

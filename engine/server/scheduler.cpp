@@ -6,7 +6,8 @@ namespace strata::server {
 
 Scheduler::Scheduler(Engine& engine, int slotCount, int queueCapacity)
     : engine_(engine), slots_(slotCount), queueCapacity_(queueCapacity) {
-  if (slotCount < 1) throw Error("server: slots must be at least 1, not " + std::to_string(slotCount));
+  if (slotCount < 1)
+    throw Error("server: slots must be at least 1, not " + std::to_string(slotCount));
   if (queueCapacity < 0)
     throw Error("server: the queue length must be 0 or more, not " + std::to_string(queueCapacity));
   for (int i = 0; i < slotCount; ++i) workers_.emplace_back([this] { work(); });
@@ -67,7 +68,8 @@ void Scheduler::stopWorkers() {
 
 Scheduler::Load Scheduler::load() const {
   std::lock_guard lock(mutex_);
-  return {slots_, static_cast<int>(running_.size()), static_cast<int>(queue_.size()), queueCapacity_};
+  return {slots_, static_cast<int>(running_.size()), static_cast<int>(queue_.size()),
+          queueCapacity_};
 }
 
 void Scheduler::work() {

@@ -10,7 +10,7 @@ struct ServerSettings {
   int port = 8080;                 // 0: any free port (the bound one is printed)
   std::string apiKey;              // empty: no authentication
   std::string modelId;             // the name /v1/models lists and requests must use
-  int slotCount = 1;                   // requests generating at once, each with its own session
+  int slotCount = 1;               // requests generating at once, each with its own session
   int queue = 8;                   // admitted requests waiting for a slot; more get 429
   int64_t maxBodyBytes = 4 << 20;  // larger request bodies get 413
   int64_t maxPromptTokens = 8192;  // longer prompts get 400 (context_length_exceeded)

@@ -10,18 +10,20 @@
 #include <QTcpSocket>
 
 struct HttpResponse {
-  int status = -1;                          // -1: no complete status line
-  QMap<QByteArray, QByteArray> headers;     // names lower-cased
-  QByteArray body;                          // de-chunked
-  bool complete = false;                    // the whole body arrived
+  int status = -1;                       // -1: no complete status line
+  QMap<QByteArray, QByteArray> headers;  // names lower-cased
+  QByteArray body;                       // de-chunked
+  bool complete = false;                 // the whole body arrived
   QJsonObject json() const { return QJsonDocument::fromJson(body).object(); }
 };
 
-inline QByteArray requestBytes(const QByteArray& method, const QByteArray& path, const QByteArray& body,
-                               const QList<QByteArray>& headers) {
+inline QByteArray requestBytes(const QByteArray& method, const QByteArray& path,
+                               const QByteArray& body, const QList<QByteArray>& headers) {
   QByteArray r = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   for (const QByteArray& h : headers) r += h + "\r\n";
-  if (!body.isNull()) r += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n";
+  if (!body.isNull())
+    r += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) +
+         "\r\n";
   return r + "\r\n" + body;
 }
 
@@ -36,7 +38,8 @@ inline HttpResponse parseHttpResponse(const QByteArray& raw) {
   r.status = statusLine[1].toInt();
   for (qsizetype i = 1; i < lines.size(); ++i) {
     const qsizetype colon = lines[i].indexOf(':');
-    if (colon > 0) r.headers[lines[i].left(colon).trimmed().toLower()] = lines[i].mid(colon + 1).trimmed();
+    if (colon > 0)
+      r.headers[lines[i].left(colon).trimmed().toLower()] = lines[i].mid(colon + 1).trimmed();
   }
   QByteArray rest = raw.mid(headEnd + 4);
   if (r.headers.value("transfer-encoding") == "chunked") {
@@ -81,7 +84,8 @@ inline HttpResponse httpRequest(quint16 port, const QByteArray& method, const QB
 
 inline HttpResponse postJson(quint16 port, const QByteArray& path, const QJsonObject& body,
                              const QList<QByteArray>& headers = {}) {
-  return httpRequest(port, "POST", path, QJsonDocument(body).toJson(QJsonDocument::Compact), headers);
+  return httpRequest(port, "POST", path, QJsonDocument(body).toJson(QJsonDocument::Compact),
+                     headers);
 }
 
 // The JSON payloads of an SSE body's "data:" events ("[DONE]" included as the raw text).

@@ -1,11 +1,11 @@
 #pragma once
 // `strata-cli serve` on a free port as a child process, stopped with SIGTERM.
+#include <signal.h>
+
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStringList>
 #include <memory>
-
-#include <signal.h>
 
 class ServeProcess {
  public:
@@ -13,8 +13,9 @@ class ServeProcess {
   // print its listening address within a minute.
   bool start(const QStringList& extraArgs) {
     process_ = std::make_unique<QProcess>();
-    QStringList args = {"serve", "--model", QString(STRATA_RESOURCES_DIR) + "/models/strata-tiny",
-                        "--port", "0", "--threads", "1"};
+    QStringList args = {"serve",  "--model", QString(STRATA_RESOURCES_DIR) + "/models/strata-tiny",
+                        "--port", "0",       "--threads",
+                        "1"};
     process_->start(STRATA_CLI_PATH, args + extraArgs);
     QByteArray out;
     const QRegularExpression address("listening on http://127\\.0\\.0\\.1:(\\d+)");
@@ -45,7 +46,9 @@ class ServeProcess {
     return process_->exitStatus() == QProcess::NormalExit ? process_->exitCode() : -1;
   }
 
-  QString standardError() { return process_ ? QString::fromUtf8(process_->readAllStandardError()) : QString(); }
+  QString standardError() {
+    return process_ ? QString::fromUtf8(process_->readAllStandardError()) : QString();
+  }
 
   ~ServeProcess() {
     if (running()) stop();

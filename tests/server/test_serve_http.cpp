@@ -24,7 +24,7 @@ QJsonObject chatRequest(const QString& question, int maxTokens) {
 // A request that generates exactly `tokens` tokens (ignore_eos), for load and cancel tests.
 QJsonObject longStreamRequest(int tokens) {
   return {{"model", "strata-tiny"}, {"prompt", "a a a a a"}, {"temperature", 0},
-          {"max_tokens", tokens},   {"ignore_eos", true},     {"stream", true}};
+          {"max_tokens", tokens},   {"ignore_eos", true},    {"stream", true}};
 }
 
 // JSON written with single quotes (readable in a table), as real JSON.
@@ -46,7 +46,8 @@ struct StreamClient {
   bool send(quint16 port, const QJsonObject& body, const QByteArray& path = "/v1/completions") {
     socket.connectToHost("127.0.0.1", port);
     if (!socket.waitForConnected(5000)) return false;
-    socket.write(requestBytes("POST", path, QJsonDocument(body).toJson(QJsonDocument::Compact), {}));
+    socket.write(
+        requestBytes("POST", path, QJsonDocument(body).toJson(QJsonDocument::Compact), {}));
     return socket.waitForBytesWritten(5000);
   }
   bool readUntil(const QByteArray& marker, int timeoutMs) {
@@ -112,7 +113,8 @@ class TestServeHttp : public QObject {
   // The greedy answer and its token counts agree with what the CLI computes on its own path
   // (`run` for the answer and its length, `chat-format` + `tokenize` for the prompt).
   void chatMatchesCli() {
-    const HttpResponse r = postJson(server_.port, "/v1/chat/completions", chatRequest(kQuestion, 64));
+    const HttpResponse r =
+        postJson(server_.port, "/v1/chat/completions", chatRequest(kQuestion, 64));
     QCOMPARE(r.status, 200);
     const QJsonObject j = r.json();
     QCOMPARE(j.value("object").toString(), QString("chat.completion"));
@@ -136,13 +138,15 @@ class TestServeHttp : public QObject {
     QVERIFY(messages.open(QIODevice::WriteOnly));
     messages.write(QJsonDocument(chatRequest(kQuestion, 64).value("messages").toArray()).toJson());
     messages.close();
-    const CliRun prompt = runCli({"chat-format", "--messages", messages.fileName(), "--add-generation-prompt"});
+    const CliRun prompt =
+        runCli({"chat-format", "--messages", messages.fileName(), "--add-generation-prompt"});
     QCOMPARE(prompt.exitCode, 0);
     QFile promptFile(dir.filePath("prompt.txt"));
     QVERIFY(promptFile.open(QIODevice::WriteOnly));
     promptFile.write(prompt.out);
     promptFile.close();
-    const CliRun ids = runCli({"tokenize", "--tokenizer", model + "/tokenizer.json", "--text-file", promptFile.fileName()});
+    const CliRun ids = runCli({"tokenize", "--tokenizer", model + "/tokenizer.json", "--text-file",
+                               promptFile.fileName()});
     QCOMPARE(ids.exitCode, 0);
     const int promptTokens = ids.text().trimmed().split(' ').size() - 1;  // "ids: a b c"
     QCOMPARE(usage.value("prompt_tokens").toInt(), promptTokens);
@@ -159,9 +163,11 @@ class TestServeHttp : public QObject {
 
   void streamingMatchesNonStreaming() {
     QFETCH(QString, question);
-    const HttpResponse plain = postJson(server_.port, "/v1/chat/completions", chatRequest(question, 64));
+    const HttpResponse plain =
+        postJson(server_.port, "/v1/chat/completions", chatRequest(question, 64));
     QCOMPARE(plain.status, 200);
-    const QJsonObject message = plain.json().value("choices").toArray()[0].toObject().value("message").toObject();
+    const QJsonObject message =
+        plain.json().value("choices").toArray()[0].toObject().value("message").toObject();
 
     QJsonObject body = chatRequest(question, 64);
     body["stream"] = true;
@@ -196,8 +202,11 @@ class TestServeHttp : public QObject {
   }
 
   void completions() {
-    const QJsonObject request{{"model", "strata-tiny"}, {"prompt", "The capital of France is"},
-                              {"max_tokens", 5}, {"temperature", 0}, {"ignore_eos", true}};
+    const QJsonObject request{{"model", "strata-tiny"},
+                              {"prompt", "The capital of France is"},
+                              {"max_tokens", 5},
+                              {"temperature", 0},
+                              {"ignore_eos", true}};
     const HttpResponse plain = postJson(server_.port, "/v1/completions", request);
     QCOMPARE(plain.status, 200);
     const QJsonObject choice = plain.json().value("choices").toArray()[0].toObject();
@@ -213,7 +222,13 @@ class TestServeHttp : public QObject {
     const QList<QByteArray> events = sseData(r.body);
     QCOMPARE(events.last(), QByteArray("[DONE]"));
     for (qsizetype i = 0; i + 1 < events.size(); ++i)
-      text += QJsonDocument::fromJson(events[i]).object().value("choices").toArray()[0].toObject().value("text").toString();
+      text += QJsonDocument::fromJson(events[i])
+                  .object()
+                  .value("choices")
+                  .toArray()[0]
+                  .toObject()
+                  .value("text")
+                  .toString();
     QCOMPARE(text, choice.value("text").toString());
   }
 
@@ -226,24 +241,36 @@ class TestServeHttp : public QObject {
     const QByteArray chat = "/v1/chat/completions";
     // Bodies are written with ' for " (see quoted()).
     const QByteArray messages = "'messages': [{'role': 'user', 'content': 'Hi'}]";
-    QTest::newRow("malformed JSON") << QByteArray("POST") << chat << quoted("{'model': 'strata-tiny', ") << 400 << "";
+    QTest::newRow("malformed JSON")
+        << QByteArray("POST") << chat << quoted("{'model': 'strata-tiny', ") << 400 << "";
     QTest::newRow("not an object") << QByteArray("POST") << chat << quoted("[1]") << 400 << "";
-    QTest::newRow("temperature type") << QByteArray("POST") << chat
-        << quoted("{'model': 'strata-tiny', 'temperature': 'hot', " + messages + "}") << 400 << "temperature";
-    QTest::newRow("max_tokens type") << QByteArray("POST") << chat
-        << quoted("{'model': 'strata-tiny', 'max_tokens': 'many', " + messages + "}") << 400 << "max_tokens";
-    QTest::newRow("messages type") << QByteArray("POST") << chat
+    QTest::newRow("temperature type")
+        << QByteArray("POST") << chat
+        << quoted("{'model': 'strata-tiny', 'temperature': 'hot', " + messages + "}") << 400
+        << "temperature";
+    QTest::newRow("max_tokens type")
+        << QByteArray("POST") << chat
+        << quoted("{'model': 'strata-tiny', 'max_tokens': 'many', " + messages + "}") << 400
+        << "max_tokens";
+    QTest::newRow("messages type")
+        << QByteArray("POST") << chat
         << quoted("{'model': 'strata-tiny', 'messages': {'role': 'user'}}") << 400 << "messages";
-    QTest::newRow("message content type") << QByteArray("POST") << chat
-        << quoted("{'model': 'strata-tiny', 'messages': [{'role': 'user', 'content': 5}]}") << 400 << "messages";
+    QTest::newRow("message content type")
+        << QByteArray("POST") << chat
+        << quoted("{'model': 'strata-tiny', 'messages': [{'role': 'user', 'content': 5}]}") << 400
+        << "messages";
     QTest::newRow("prompt type") << QByteArray("POST") << QByteArray("/v1/completions")
-        << quoted("{'model': 'strata-tiny', 'prompt': {'text': 'x'}}") << 400 << "prompt";
-    QTest::newRow("unknown model") << QByteArray("POST") << chat
-        << quoted("{'model': 'gpt-4o', " + messages + "}") << 404 << "model";
-    QTest::newRow("unknown route") << QByteArray("GET") << QByteArray("/v1/embeddings") << QByteArray() << 404 << "";
+                                 << quoted("{'model': 'strata-tiny', 'prompt': {'text': 'x'}}")
+                                 << 400 << "prompt";
+    QTest::newRow("unknown model")
+        << QByteArray("POST") << chat << quoted("{'model': 'gpt-4o', " + messages + "}") << 404
+        << "model";
+    QTest::newRow("unknown route")
+        << QByteArray("GET") << QByteArray("/v1/embeddings") << QByteArray() << 404 << "";
     QTest::newRow("oversized body") << QByteArray("POST") << chat
-        << quoted("{'model': 'strata-tiny', 'pad': '" + QByteArray(100000, 'x') + "', " + messages + "}")
-        << 413 << "";
+                                    << quoted("{'model': 'strata-tiny', 'pad': '" +
+                                              QByteArray(100000, 'x') + "', " + messages + "}")
+                                    << 413 << "";
   }
 
   void badRequests() {
@@ -255,27 +282,39 @@ class TestServeHttp : public QObject {
     const HttpResponse r = httpRequest(server_.port, method, path, body);
     QCOMPARE(r.status, status);
     QVERIFY2(isOpenAiError(r), r.body.constData());
-    if (!param.isEmpty()) QCOMPARE(r.json().value("error").toObject().value("param").toString(), param);
+    if (!param.isEmpty())
+      QCOMPARE(r.json().value("error").toObject().value("param").toString(), param);
     QVERIFY(server_.running());
     QCOMPARE(httpRequest(server_.port, "GET", "/health").status, 200);
   }
 
   void apiKeyAndCors() {
-    QVERIFY(!httpRequest(server_.port, "GET", "/v1/models").headers.contains("access-control-allow-origin"));
+    QVERIFY(!httpRequest(server_.port, "GET", "/v1/models")
+                 .headers.contains("access-control-allow-origin"));
     ServeProcess secured;
     QVERIFY2(secured.start({"--api-key", "s3cret-key", "--cors"}), qPrintable(secured.error));
-    const HttpResponse preflight = httpRequest(secured.port, "OPTIONS", "/v1/chat/completions", {},
-                                               {"Origin: http://example.com", "Access-Control-Request-Method: POST"});
+    const HttpResponse preflight =
+        httpRequest(secured.port, "OPTIONS", "/v1/chat/completions", {},
+                    {"Origin: http://example.com", "Access-Control-Request-Method: POST"});
     QCOMPARE(preflight.status, 204);  // preflights carry no key
     QCOMPARE(preflight.headers.value("access-control-allow-origin"), QByteArray("*"));
     QVERIFY(preflight.headers.value("access-control-allow-headers").contains("Authorization"));
     const HttpResponse missing = httpRequest(secured.port, "GET", "/v1/models");
     QCOMPARE(missing.status, 401);
     QVERIFY(isOpenAiError(missing));
-    QCOMPARE(httpRequest(secured.port, "GET", "/v1/models", {}, {"Authorization: Bearer s3cret-kez"}).status, 401);
-    QCOMPARE(httpRequest(secured.port, "GET", "/v1/models", {}, {"Authorization: Bearer s3cret-key2"}).status, 401);
+    QCOMPARE(
+        httpRequest(secured.port, "GET", "/v1/models", {}, {"Authorization: Bearer s3cret-kez"})
+            .status,
+        401);
+    QCOMPARE(
+        httpRequest(secured.port, "GET", "/v1/models", {}, {"Authorization: Bearer s3cret-key2"})
+            .status,
+        401);
     QCOMPARE(postJson(secured.port, "/v1/chat/completions", chatRequest(kQuestion, 8)).status, 401);
-    QCOMPARE(httpRequest(secured.port, "GET", "/v1/models", {}, {"Authorization: Bearer s3cret-key"}).status, 200);
+    QCOMPARE(
+        httpRequest(secured.port, "GET", "/v1/models", {}, {"Authorization: Bearer s3cret-key"})
+            .status,
+        200);
     QCOMPARE(httpRequest(secured.port, "GET", "/health").status, 200);  // probes need no key
     QCOMPARE(secured.stop(), 0);
   }
@@ -284,7 +323,8 @@ class TestServeHttp : public QObject {
   // (400).
   void limitsAndShutdown() {
     ServeProcess limited;
-    QVERIFY2(limited.start({"--timeout-s", "0.5", "--max-prompt-tokens", "20"}), qPrintable(limited.error));
+    QVERIFY2(limited.start({"--timeout-s", "0.5", "--max-prompt-tokens", "20"}),
+             qPrintable(limited.error));
     QJsonObject slow = longStreamRequest(20000);
     slow.remove("stream");
     QElapsedTimer clock;
@@ -292,22 +332,28 @@ class TestServeHttp : public QObject {
     const HttpResponse timedOut = postJson(limited.port, "/v1/completions", slow);
     QCOMPARE(timedOut.status, 504);
     QVERIFY(isOpenAiError(timedOut));
-    QCOMPARE(timedOut.json().value("error").toObject().value("code").toString(), QString("timeout"));
+    QCOMPARE(timedOut.json().value("error").toObject().value("code").toString(),
+             QString("timeout"));
     QVERIFY2(clock.elapsed() < 5000, "the timeout did not cancel generation");
-    QCOMPARE(waitForHealth(limited.port, [](const QJsonObject& h) { return h.value("active").toInt() == 0; }, 2000) >= 0, true);
+    QCOMPARE(waitForHealth(
+                 limited.port, [](const QJsonObject& h) { return h.value("active").toInt() == 0; },
+                 2000) >= 0,
+             true);
 
-    const HttpResponse tooLong =
-        postJson(limited.port, "/v1/chat/completions", chatRequest(QString("word ").repeated(40), 8));
+    const HttpResponse tooLong = postJson(limited.port, "/v1/chat/completions",
+                                          chatRequest(QString("word ").repeated(40), 8));
     QCOMPARE(tooLong.status, 400);
-    QCOMPARE(tooLong.json().value("error").toObject().value("code").toString(), QString("context_length_exceeded"));
+    QCOMPARE(tooLong.json().value("error").toObject().value("code").toString(),
+             QString("context_length_exceeded"));
     QCOMPARE(limited.stop(), 0);
   }
 
-  // 12 streaming requests at once against 2 slots and a queue of 4: 6 are admitted and each
-  // completes with [DONE]; the other 6 get 429 with Retry-After at once.
+  // 12 streaming requests at once against 2 slots and a queue of 4: every response is either
+  // a complete stream ending in [DONE] or a 429 with Retry-After, and at least 6 are admitted.
+  // (How many more depends on how fast the first ones finish; fullQueueRejects pins that down.)
   void boundedAdmission() {
     constexpr int kClients = 12;
-    constexpr int kTokens = 1000;  // about a second each: all 12 arrive while the first run
+    constexpr int kTokens = 300;
     std::vector<std::unique_ptr<StreamClient>> clients;
     for (int i = 0; i < kClients; ++i) {
       clients.push_back(std::make_unique<StreamClient>());
@@ -341,14 +387,47 @@ class TestServeHttp : public QObject {
       const QList<QByteArray> events = sseData(r.body);
       QCOMPARE(events.last(), QByteArray("[DONE]"));
       const QJsonObject last = QJsonDocument::fromJson(events[events.size() - 2]).object();
-      QCOMPARE(last.value("choices").toArray()[0].toObject().value("finish_reason").toString(), QString("length"));
+      QCOMPARE(last.value("choices").toArray()[0].toObject().value("finish_reason").toString(),
+               QString("length"));
       ++completed;
     }
-    QCOMPARE(completed, 6);
-    QCOMPARE(rejected, 6);
+    QCOMPARE(completed + rejected, kClients);
+    QVERIFY2(completed >= 6, qPrintable(QString("only %1 admitted").arg(completed)));
+    qInfo("%d admitted, %d rejected with 429", completed, rejected);
     const HttpResponse health = httpRequest(server_.port, "GET", "/health");
     QCOMPARE(health.json().value("active").toInt(), 0);
     QCOMPARE(health.json().value("queued").toInt(), 0);
+  }
+
+  // With both slots busy and the 4 queue places taken by streams that will not end by
+  // themselves, each further request gets 429 at once; when those clients leave, everything
+  // is freed (running ones after a token, queued ones at their next keep-alive write).
+  void fullQueueRejects() {
+    std::vector<std::unique_ptr<StreamClient>> holders;
+    for (int i = 0; i < 6; ++i) {
+      holders.push_back(std::make_unique<StreamClient>());
+      QVERIFY(holders.back()->send(server_.port, longStreamRequest(20000)));
+    }
+    const auto full = [](const QJsonObject& h) {
+      return h.value("active").toInt() == 2 && h.value("queued").toInt() == 4;
+    };
+    QVERIFY2(waitForHealth(server_.port, full, 10000) >= 0, "the six requests were not all admitted");
+    for (int i = 0; i < 6; ++i) {
+      QElapsedTimer clock;
+      clock.start();
+      const HttpResponse r = postJson(server_.port, "/v1/chat/completions", chatRequest(kQuestion, 8));
+      QCOMPARE(r.status, 429);
+      QVERIFY(isOpenAiError(r));
+      QCOMPARE(r.headers.value("retry-after"), QByteArray("1"));
+      QVERIFY2(clock.elapsed() < 2000, "a rejection should not wait for a slot");
+    }
+    for (auto& h : holders) h->socket.abort();
+    const auto idle = [](const QJsonObject& h) {
+      return h.value("active").toInt() == 0 && h.value("queued").toInt() == 0;
+    };
+    const qint64 freed = waitForHealth(server_.port, idle, 5000);
+    QVERIFY2(freed >= 0, "slots and queue were not freed after the clients left");
+    qInfo("2 running and 4 queued requests freed %lld ms after their clients left", freed);
   }
 
   // One slot, a queue of one. A long stream runs; a second waits in the queue and receives
@@ -365,21 +444,33 @@ class TestServeHttp : public QObject {
     QVERIFY(!waiting.raw.contains("\"text\""));  // still queued
 
     waiting.socket.abort();
-    const qint64 dequeued = waitForHealth(single.port, [](const QJsonObject& h) { return h.value("queued").toInt() == 0; }, 5000);
+    const qint64 dequeued = waitForHealth(
+        single.port, [](const QJsonObject& h) { return h.value("queued").toInt() == 0; }, 5000);
     QVERIFY2(dequeued >= 0, "the queued request was not dropped after its client left");
 
     running.socket.abort();
-    const qint64 freed = waitForHealth(single.port, [](const QJsonObject& h) { return h.value("active").toInt() == 0; }, 2000);
+    const qint64 freed = waitForHealth(
+        single.port, [](const QJsonObject& h) { return h.value("active").toInt() == 0; }, 2000);
     QVERIFY2(freed >= 0, "the slot was not freed within 2 s of the client leaving");
-    qInfo("slot free %lld ms after the streaming client disconnected; queued request dropped after %lld ms",
-          freed, dequeued);
+    qInfo(
+        "slot free %lld ms after the streaming client disconnected; queued request dropped after "
+        "%lld ms",
+        freed, dequeued);
 
     QElapsedTimer clock;
     clock.start();
-    const HttpResponse next = postJson(single.port, "/v1/chat/completions", chatRequest(kQuestion, 64));
+    const HttpResponse next =
+        postJson(single.port, "/v1/chat/completions", chatRequest(kQuestion, 64));
     QCOMPARE(next.status, 200);
-    QVERIFY(next.json().value("choices").toArray()[0].toObject().value("message").toObject()
-                .value("content").toString().contains("Paris"));
+    QVERIFY(next.json()
+                .value("choices")
+                .toArray()[0]
+                .toObject()
+                .value("message")
+                .toObject()
+                .value("content")
+                .toString()
+                .contains("Paris"));
     qInfo("the next request was answered in %lld ms", clock.elapsed());
 
     // SIGTERM while a stream runs: the stream is cancelled and the server exits cleanly.

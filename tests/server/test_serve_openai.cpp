@@ -35,8 +35,9 @@ class TestServeOpenAi : public QObject {
     const QString dir = STRATA_NPM_DIR;
     QVERIFY(QDir().mkpath(dir));
     if (!QFile::exists(dir + "/node_modules/openai/package.json")) {
-      const Run install = runTool("npm", {"install", "--no-save", "--no-audit", "--no-fund",
-                                          "--prefix", dir, "openai@4"}, 240000);
+      const Run install = runTool(
+          "npm", {"install", "--no-save", "--no-audit", "--no-fund", "--prefix", dir, "openai@4"},
+          240000);
       QVERIFY2(install.exitCode == 0, qPrintable("npm install openai failed: " + install.output));
     }
     // ESM resolves packages next to the script, so the script runs from the install folder.
@@ -47,7 +48,8 @@ class TestServeOpenAi : public QObject {
     ServeProcess server;
     QVERIFY2(server.start({"--api-key", "test-key", "--slots", "2"}), qPrintable(server.error));
     const Run client = runTool(
-        "node", {script, QString("http://127.0.0.1:%1/v1").arg(server.port), "strata-tiny", "test-key"},
+        "node",
+        {script, QString("http://127.0.0.1:%1/v1").arg(server.port), "strata-tiny", "test-key"},
         120000);
     QVERIFY2(client.exitCode == 0, qPrintable(client.output));
     QVERIFY2(client.output.contains("\"ok\":true"), qPrintable(client.output));

@@ -76,7 +76,7 @@ class TestServerUnits : public QObject {
 
   void defaults() {
     const auto chat = strata::server::parseChatCompletionRequest(chatBody(), settings(), 1234);
-    QCOMPARE(chat.generate.maxNewTokens, 100);  // the server's default
+    QCOMPARE(chat.generate.maxNewTokens, 100);              // the server's default
     QCOMPARE(chat.generate.sampling.seed, uint64_t{1234});  // the server's fresh seed
     QCOMPARE(chat.generate.sampling.temperature, 1.0f);     // OpenAI's default
     QVERIFY(!chat.stream);
@@ -91,24 +91,41 @@ class TestServerUnits : public QObject {
     QTest::addColumn<int>("status");
     QTest::addColumn<QString>("param");
     QTest::addColumn<QString>("mentions");
-    QTest::newRow("temperature type") << R"({"temperature": "hot"})" << 400 << "temperature" << "number";
-    QTest::newRow("temperature range") << R"({"temperature": 3})" << 400 << "temperature" << "2.0]";
-    QTest::newRow("top_p zero") << R"({"top_p": 0})" << 400 << "top_p" << "(0, 1]";
-    QTest::newRow("max_tokens zero") << R"({"max_tokens": 0})" << 400 << "max_tokens" << "integer";
-    QTest::newRow("max_tokens float") << R"({"max_tokens": 1.5})" << 400 << "max_tokens" << "1.5";
-    QTest::newRow("max_tokens huge") << R"({"max_tokens": 18446744073709551615})" << 400 << "max_tokens" << "integer";
-    QTest::newRow("stop item") << R"({"stop": ["a", 1]})" << 400 << "stop[1]" << "string";
-    QTest::newRow("stop empty") << R"({"stop": ""})" << 400 << "stop" << "empty";
-    QTest::newRow("messages type") << R"({"messages": "hi"})" << 400 << "messages" << "array";
-    QTest::newRow("messages role") << R"({"messages": [{"role": "robot", "content": "x"}]})" << 400
-                                   << "messages" << "messages[0].role";
-    QTest::newRow("model type") << R"({"model": 5})" << 400 << "model" << "string";
-    QTest::newRow("model unknown") << R"({"model": "gpt-4"})" << 404 << "model" << "gpt-4";
-    QTest::newRow("stream type") << R"({"stream": "yes"})" << 400 << "stream" << "true or false";
-    QTest::newRow("stream_options without stream") << R"({"stream_options": {"include_usage": true}})"
-                                                   << 400 << "stream_options" << "stream";
-    QTest::newRow("n") << R"({"n": 2})" << 400 << "n" << "integer";
-    QTest::newRow("tools type") << R"({"tools": 3})" << 400 << "tools" << "tools";
+    QTest::newRow("temperature type") << R"({"temperature": "hot"})" << 400 << "temperature"
+                                      << "number";
+    QTest::newRow("temperature range") << R"({"temperature": 3})" << 400 << "temperature"
+                                       << "2.0]";
+    QTest::newRow("top_p zero") << R"({"top_p": 0})" << 400 << "top_p"
+                                << "(0, 1]";
+    QTest::newRow("max_tokens zero") << R"({"max_tokens": 0})" << 400 << "max_tokens"
+                                     << "integer";
+    QTest::newRow("max_tokens float") << R"({"max_tokens": 1.5})" << 400 << "max_tokens"
+                                      << "1.5";
+    QTest::newRow("max_tokens huge")
+        << R"({"max_tokens": 18446744073709551615})" << 400 << "max_tokens"
+        << "integer";
+    QTest::newRow("stop item") << R"({"stop": ["a", 1]})" << 400 << "stop[1]"
+                               << "string";
+    QTest::newRow("stop empty") << R"({"stop": ""})" << 400 << "stop"
+                                << "empty";
+    QTest::newRow("messages type") << R"({"messages": "hi"})" << 400 << "messages"
+                                   << "array";
+    QTest::newRow("messages role")
+        << R"({"messages": [{"role": "robot", "content": "x"}]})" << 400 << "messages"
+        << "messages[0].role";
+    QTest::newRow("model type") << R"({"model": 5})" << 400 << "model"
+                                << "string";
+    QTest::newRow("model unknown") << R"({"model": "gpt-4"})" << 404 << "model"
+                                   << "gpt-4";
+    QTest::newRow("stream type") << R"({"stream": "yes"})" << 400 << "stream"
+                                 << "true or false";
+    QTest::newRow("stream_options without stream")
+        << R"({"stream_options": {"include_usage": true}})" << 400 << "stream_options"
+        << "stream";
+    QTest::newRow("n") << R"({"n": 2})" << 400 << "n"
+                       << "integer";
+    QTest::newRow("tools type") << R"({"tools": 3})" << 400 << "tools"
+                                << "tools";
   }
 
   void invalidFieldsAreNamed() {
@@ -131,7 +148,8 @@ class TestServerUnits : public QObject {
   void missingModelAndBadJson() {
     Json body = chatBody();
     body.erase("model");
-    QVERIFY_THROWS_EXCEPTION(ApiError, strata::server::parseChatCompletionRequest(body, settings(), 1));
+    QVERIFY_THROWS_EXCEPTION(ApiError,
+                             strata::server::parseChatCompletionRequest(body, settings(), 1));
     try {
       strata::server::parseJsonBody("{\"model\": ");
       QFAIL("accepted truncated JSON");
@@ -141,7 +159,8 @@ class TestServerUnits : public QObject {
     }
     QVERIFY_THROWS_EXCEPTION(ApiError, strata::server::parseJsonBody("[1, 2]"));
     try {
-      strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", Json::array({1, 2})}}, settings(), 1);
+      strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", Json::array({1, 2})}},
+                                             settings(), 1);
       QFAIL("accepted a token-array prompt");
     } catch (const ApiError& e) {
       QCOMPARE(e.param(), std::string("prompt"));
@@ -172,13 +191,16 @@ class TestServerUnits : public QObject {
   void replyStreamMatchesParser_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<bool>("thinkingOpen");
-    QTest::newRow("thinking then answer") << "  Let me see.\n3 + 4 = 7 </think>\n\nThe answer is 7.\n" << true;
+    QTest::newRow("thinking then answer")
+        << "  Let me see.\n3 + 4 = 7 </think>\n\nThe answer is 7.\n"
+        << true;
     QTest::newRow("empty thinking") << "</think>Paris is the capital of France." << true;
     QTest::newRow("no thinking") << "\n  Hello there,  friend.  \n" << false;
     QTest::newRow("reply opens think") << " <think>hmm</think> ok" << false;
     QTest::newRow("cut off while thinking") << "still thinking about < and </thi" << true;
     QTest::newRow("angle brackets") << "</think>a < b and <tool means nothing" << true;
-    QTest::newRow("unclosed tool call") << "</think>Calling <tool_call>get_weather<arg_key>city" << true;
+    QTest::newRow("unclosed tool call")
+        << "</think>Calling <tool_call>get_weather<arg_key>city" << true;
   }
 
   void replyStreamMatchesParser() {
