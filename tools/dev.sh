@@ -21,6 +21,10 @@ install_missing_packages() {
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # The server's test drives it with the official openai npm client: node and npm from Debian
+  # where they are absent (a NodeSource nodejs, which bundles npm, conflicts with Debian's npm).
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "dev.sh: installing ${missing[*]}"
   local sudo=()
