@@ -2,6 +2,7 @@
 // Command-line parsing shared by strata-cli's commands: `--name value` pairs and bare flags.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -64,10 +65,11 @@ inline int parseInt(const std::string& text, const std::string& what) {
   return value;
 }
 
+// A finite number (from_chars would also take "inf" and "nan").
 inline double parseDouble(const std::string& text, const std::string& what) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || !std::isfinite(value))
     throw UsageError(what + ": '" + text + "' is not a number");
   return value;
 }

@@ -12,9 +12,8 @@ namespace strata::cli {
 namespace {
 
 double parseFraction(const std::string& text) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !(value > 0 && value <= 1))
+  const double value = parseDouble(text, "--capacity-fraction");
+  if (!(value > 0 && value <= 1))
     throw UsageError("--capacity-fraction: '" + text + "' is not a number in (0, 1]");
   return value;
 }

@@ -31,13 +31,7 @@ const std::vector<std::string> kConversationOptions = {
     "seed", "no-think", "threads", "precision", "ram-gb", "io", "kv-precision"};
 
 float parseFloat(const std::string& text, const std::string& what) {
-  try {
-    size_t used = 0;
-    const float value = std::stof(text, &used);
-    if (used == text.size()) return value;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(what + ": '" + text + "' is not a number");
+  return static_cast<float>(parseDouble(text, what));
 }
 
 ConversationSetup setUp(const Args& args) {

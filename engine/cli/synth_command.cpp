@@ -15,12 +15,8 @@ namespace strata::cli {
 namespace {
 
 double parseZipf(const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(value) ||
-      value < 0)
-    throw UsageError("--zipf: '" + text + "' is not a number >= 0");
+  const double value = parseDouble(text, "--zipf");
+  if (value < 0) throw UsageError("--zipf: '" + text + "' is not a number >= 0");
   return value;
 }
 
