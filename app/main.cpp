@@ -23,6 +23,8 @@ int main(int argc, char* argv[]) {
   QGuiApplication::setOrganizationName(QStringLiteral("Strata"));
   QGuiApplication::setApplicationName(QStringLiteral("Strata"));
   QGuiApplication::setApplicationVersion(QStringLiteral(STRATA_VERSION));
+  // Matches installer/io.strata.Strata.desktop (Wayland app id: the icon and name shown).
+  QGuiApplication::setDesktopFileName(QStringLiteral("io.strata.Strata"));
   const strata::app::CommandLine cl = strata::app::parseCommandLine(app);
 
   // Screenshots are drawn by the software renderer: the same pixels with or without a GPU.

@@ -14,7 +14,9 @@ packages=(cmake ninja-build g++ pkg-config libspdlog-dev nlohmann-json3-dev libx
           qt6-declarative-dev libqt6sql6-sqlite qml6-module-qtqml qml6-module-qtqml-models
           qml6-module-qtqml-workerscript qml6-module-qtquick qml6-module-qtquick-window
           qml6-module-qtquick-controls qml6-module-qtquick-templates qml6-module-qtquick-layouts
-          qml6-module-qtquick-shapes qml6-module-qtquick-dialogs qml6-module-qttest)
+          qml6-module-qtquick-shapes qml6-module-qtquick-dialogs qml6-module-qttest
+          # The installer (installer/): the app's PNG icons are rendered from its SVG.
+          librsvg2-bin)
 
 install_missing_packages() {
   local missing=()
