@@ -300,7 +300,7 @@ class TestExpertStore : public QObject {
     s.memory.dataDirectory = data;
     s.memory.pinnedFraction = 0.5;
     runTokens(*Engine::open(container_, s));
-    const fs::path file = tier::usageHistoryPath(data, io::Container::open(container_));
+    const fs::path file = tier::usageHistoryPath(data, Engine::open(container_)->info().fingerprint);
     QVERIFY(fs::exists(file));
     const tier::UsageCounts counts = tier::loadUsageHistory(file, {1, 2, 3, 4}, 16);
     QCOMPARE(counts.size(), size_t{64});

@@ -50,10 +50,9 @@ model::WeightPrecision weightPrecision(const EngineSettings& s) {
 }
 
 // A Hugging Face checkpoint cannot stream: everything is resident, estimated from its headers.
-MemoryPlan checkpointPlan(const std::filesystem::path& dir, const model::ModelConfig& config,
+MemoryPlan checkpointPlan(const io::TensorStore& store, const model::ModelConfig& config,
                           const EngineSettings& settings) {
   MemoryPlan plan = tier::planMemory(config, nullptr, weightPrecision(settings), settings.memory);
-  const io::TensorStore store = io::TensorStore::openDirectory(dir);
   const bool native = settings.precision == Precision::Native;
   for (const std::string& name : store.names()) {
     const io::TensorInfo& t = store.get(name);
@@ -90,15 +89,24 @@ class EngineImpl final : public Engine {
         threads_(settings.threads) {
     model::useThreads(settings.threads);
     const auto precision = weightPrecision(settings);
+    // A Strata container or a Hugging Face checkpoint, opened (headers validated) once: the
+    // plan, the fingerprint and the weights all come from it.
     std::optional<io::Container> container;
+    std::optional<io::TensorStore> checkpoint;
     if (io::Container::isContainer(dir)) container = io::Container::open(dir);
+    else checkpoint = io::TensorStore::openDirectory(dir);
+    info_.fingerprint = container ? model::modelFingerprint(*container)
+                                  : model::modelFingerprint(dir, *checkpoint);
     // Plan before loading anything: a budget that cannot work fails in a second, not after
     // minutes of reading weights.
     info_.plan = container ? tier::planMemory(config_, &*container, precision, settings.memory)
-                           : checkpointPlan(dir, config_, settings);
-    // A Hugging Face checkpoint or a Strata container (model/weight_source.h).
-    const auto source = model::openWeightSource(dir, config_);
-    weights_ = model::loadModelWeights(config_, *source, precision);
+                           : checkpointPlan(*checkpoint, config_, settings);
+    {
+      const auto source = container ? model::containerWeightSource(*container)
+                                    : model::checkpointWeightSource(*checkpoint, config_);
+      weights_ = model::loadModelWeights(config_, *source, precision);
+      if (!info_.plan.streaming) experts_ = model::loadResidentExperts(config_, *source, precision);
+    }
     if (info_.plan.streaming) {
       tier::UsageCounts history = loadHistory(*container);
       auto store = std::make_unique<tier::ExpertStore>(std::move(*container),
@@ -106,8 +114,6 @@ class EngineImpl final : public Engine {
                                                       std::move(history));
       store_ = store.get();
       experts_ = std::move(store);
-    } else {
-      experts_ = model::loadResidentExperts(config_, *source, precision);
     }
     transformer_ = std::make_unique<Transformer>(config_, weights_, *experts_,
                                                  forwardOptions(settings),
@@ -123,7 +129,6 @@ class EngineImpl final : public Engine {
     info_.residentBytes = model::residentBytes(weights_) + (store_ ? 0 : experts_->residentBytes());
     if (std::filesystem::exists(dir / "tokenizer.json"))
       tokenizer_ = Tokenizer::load(dir / "tokenizer.json");
-    info_.fingerprint = model::modelFingerprint(dir);
     prefixes_ = std::make_unique<model::PrefixCache>(settings.memory.sharedPrefixTokens);
     // Under a memory budget the KV cache is part of the plan: a session may not outgrow it.
     sessions_.reset(new model::SessionEnvironment{
@@ -161,13 +166,8 @@ class EngineImpl final : public Engine {
   }
 
   TierSnapshot tierSnapshot() const override {
-    if (store_) {
-      TierSnapshot snap = store_->snapshot();
-      snap.residentBytes = info_.residentBytes;
-      return snap;
-    }
-    TierSnapshot snap;
-    snap.residentBytes = info_.residentBytes;  // every expert included
+    TierSnapshot snap = store_ ? store_->snapshot() : TierSnapshot{};
+    snap.residentBytes = info_.residentBytes;  // with every expert when they are all resident
     return snap;
   }
 
@@ -187,11 +187,10 @@ class EngineImpl final : public Engine {
   tier::UsageCounts loadHistory(const io::Container& c) {
     const std::filesystem::path& data = settings_.memory.dataDirectory;
     if (data.empty()) return {};
-    historyPath_ = tier::usageHistoryPath(data, c);
-    std::vector<int> layers = c.expertLayers();
+    historyPath_ = tier::usageHistoryPath(data, info_.fingerprint);
+    const std::vector<int>& layers = c.expertLayers();
     return tier::loadUsageHistory(historyPath_, layers, c.expertCount(layers.front()));
   }
-
 
   EngineSettings settings_;
   model::ModelConfig config_;
@@ -220,7 +219,8 @@ MemoryPlan Engine::plan(const std::filesystem::path& modelDir, const EngineSetti
   if (!std::filesystem::is_directory(modelDir))
     throw Error(modelDir.string() + ": not a model directory (expected config.json and safetensors files)");
   const model::ModelConfig config = model::loadModelConfig(modelDir / "config.json");
-  if (!io::Container::isContainer(modelDir)) return checkpointPlan(modelDir, config, settings);
+  if (!io::Container::isContainer(modelDir))
+    return checkpointPlan(io::TensorStore::openDirectory(modelDir), config, settings);
   const io::Container container = io::Container::open(modelDir);
   return tier::planMemory(config, &container, weightPrecision(settings), settings.memory);
 }

@@ -9,13 +9,13 @@
 
 namespace strata::model {
 
-std::string modelFingerprint(const std::filesystem::path& dir) {
-  if (io::Container::isContainer(dir)) {
-    const std::string manifest = io::readFileText(dir / io::kManifestName);
-    return io::hex64(XXH3_64bits(manifest.data(), manifest.size()));
-  }
+std::string modelFingerprint(const io::Container& container) {
+  const std::string manifest = io::readFileText(container.directory() / io::kManifestName);
+  return io::hex64(XXH3_64bits(manifest.data(), manifest.size()));
+}
+
+std::string modelFingerprint(const std::filesystem::path& dir, const io::TensorStore& store) {
   std::string identity = io::readFileText(dir / "config.json");
-  const io::TensorStore store = io::TensorStore::openDirectory(dir);
   for (size_t i = 0; i < store.files().size(); ++i)
     identity += io::hex64(store.headerChecksum(static_cast<int>(i)));
   return io::hex64(XXH3_64bits(identity.data(), identity.size()));

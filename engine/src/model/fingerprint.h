@@ -6,8 +6,15 @@
 #include <filesystem>
 #include <string>
 
+namespace strata::io {
+class Container;
+class TensorStore;
+}  // namespace strata::io
+
 namespace strata::model {
 
-std::string modelFingerprint(const std::filesystem::path& modelDir);
+std::string modelFingerprint(const io::Container& container);
+// `store` is the checkpoint's in `modelDir` (config.json is read from the folder).
+std::string modelFingerprint(const std::filesystem::path& modelDir, const io::TensorStore& store);
 
 }  // namespace strata::model

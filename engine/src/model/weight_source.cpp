@@ -13,8 +13,8 @@ using kernels::Matrix;
 
 class CheckpointSource final : public WeightSource {
  public:
-  CheckpointSource(io::TensorStore store, io::Fp8BlockSize block)
-      : store_(std::move(store)), block_(block) {}
+  CheckpointSource(const io::TensorStore& store, io::Fp8BlockSize block)
+      : store_(store), block_(block) {}
 
   Matrix matrix(const std::string& name, int64_t rows, int64_t cols,
                 WeightPrecision precision) const override {
@@ -38,13 +38,13 @@ class CheckpointSource final : public WeightSource {
   bool contains(const std::string& name) const override { return store_.contains(name); }
 
  private:
-  io::TensorStore store_;
+  const io::TensorStore& store_;
   io::Fp8BlockSize block_;
 };
 
 class ContainerSource final : public WeightSource {
  public:
-  explicit ContainerSource(io::Container container) : container_(std::move(container)) {}
+  explicit ContainerSource(const io::Container& container) : container_(container) {}
 
   Matrix matrix(const std::string& name, int64_t rows, int64_t cols,
                 WeightPrecision precision) const override {
@@ -86,18 +86,19 @@ class ContainerSource final : public WeightSource {
     return t;
   }
 
-  io::Container container_;
+  const io::Container& container_;
 };
 
 }  // namespace
 
-std::unique_ptr<WeightSource> openWeightSource(const std::filesystem::path& dir,
-                                               const ModelConfig& config) {
-  if (io::Container::isContainer(dir))
-    return std::make_unique<ContainerSource>(io::Container::open(dir));
-  return std::make_unique<CheckpointSource>(
-      io::TensorStore::openDirectory(dir),
-      io::Fp8BlockSize{config.fp8BlockRows, config.fp8BlockCols});
+std::unique_ptr<WeightSource> containerWeightSource(const io::Container& container) {
+  return std::make_unique<ContainerSource>(container);
+}
+
+std::unique_ptr<WeightSource> checkpointWeightSource(const io::TensorStore& store,
+                                                     const ModelConfig& config) {
+  return std::make_unique<CheckpointSource>(store,
+                                            io::Fp8BlockSize{config.fp8BlockRows, config.fp8BlockCols});
 }
 
 }  // namespace strata::model

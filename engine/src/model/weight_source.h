@@ -12,6 +12,11 @@
 #include "kernels/matrix.h"
 #include "model/config.h"
 
+namespace strata::io {
+class Container;
+class TensorStore;
+}  // namespace strata::io
+
 namespace strata::model {
 
 // How weights are held in memory. F32: everything widened (the exact path). Native: tensors
@@ -31,8 +36,10 @@ class WeightSource {
   virtual bool contains(const std::string& name) const = 0;
 };
 
-// A container when `dir` holds strata-container.json, else a Hugging Face checkpoint.
-std::unique_ptr<WeightSource> openWeightSource(const std::filesystem::path& dir,
-                                               const ModelConfig& config);
+// Reads from an opened container or checkpoint, which must outlive the source (the engine
+// opens the model's files once and plans, fingerprints and loads from the same object).
+std::unique_ptr<WeightSource> containerWeightSource(const io::Container& container);
+std::unique_ptr<WeightSource> checkpointWeightSource(const io::TensorStore& store,
+                                                     const ModelConfig& config);
 
 }  // namespace strata::model

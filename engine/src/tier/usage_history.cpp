@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/logging.h"
-#include "model/fingerprint.h"
 #include "io/durable_file.h"
 #include "strata/error.h"
 
@@ -12,8 +11,8 @@ namespace strata::tier {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path usageHistoryPath(const fs::path& dataDirectory, const io::Container& container) {
-  return dataDirectory / "usage" / (model::modelFingerprint(container.directory()) + ".json");
+fs::path usageHistoryPath(const fs::path& dataDirectory, const std::string& fingerprint) {
+  return dataDirectory / "usage" / (fingerprint + ".json");
 }
 
 UsageCounts loadUsageHistory(const fs::path& path, const std::vector<int>& layers,

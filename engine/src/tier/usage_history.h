@@ -5,14 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "io/container.h"
 #include "tier/expert_store.h"
 
 namespace strata::tier {
 
 // <data>/usage/<model fingerprint>.json (model/fingerprint.h)
 std::filesystem::path usageHistoryPath(const std::filesystem::path& dataDirectory,
-                                       const io::Container& container);
+                                       const std::string& fingerprint);
 
 // Counts in ExpertStore order, or empty when there is no history or it does not match the
 // model's shape (a warning is logged; a bad file never stops the model from loading).
