@@ -18,6 +18,13 @@ int64_t PrefixCache::restore(std::span<const int32_t> context, kv::KvCache& cach
 void PrefixCache::offer(std::span<const int32_t> tokens, const kv::KvCache& cache) {
   const int64_t keep = std::min<int64_t>({static_cast<int64_t>(tokens.size()), cache.length(), maxTokens_});
   if (keep <= 0) return;
+  {
+    // Already held (another conversation with this opening): no copy.
+    std::lock_guard lock(mutex_);
+    if (cache_ && static_cast<int64_t>(tokens_.size()) >= keep &&
+        std::equal(tokens.begin(), tokens.begin() + keep, tokens_.begin()))
+      return;
+  }
   kv::KvCache copy(0, cache.dims(), cache.precision());
   copy.copyPrefix(cache, keep);
   std::lock_guard lock(mutex_);

@@ -150,17 +150,11 @@ void ExpertStore::evict(int s) {
   cacheUsed_ -= bytesOf(s);
 }
 
+// A read that failed holds no data (so nothing is locked): only its reservation goes back.
 void ExpertStore::release(int s) {
   Entry& e = entries_[static_cast<size_t>(s)];
-  if (e.pinned) {
-    pinnedUsed_ -= bytesOf(s);
-    if (e.locked && e.data) lockExpert(*e.data, false);
-    if (e.locked) lockedBytes_ -= bytesOf(s);
-    e.locked = false;
-    e.pinned = false;
-  } else {
-    cacheUsed_ -= bytesOf(s);
-  }
+  (e.pinned ? pinnedUsed_ : cacheUsed_) -= bytesOf(s);
+  e.pinned = false;
 }
 
 void ExpertStore::enqueue(int s, bool urgent) {
@@ -271,7 +265,6 @@ void ExpertStore::prefetch(int layer, std::span<const int> experts, bool predict
       if (e.state != State::Absent && e.state != State::Failed) continue;
       // A guess never evicts what this step holds beyond the budget: skip when it is full.
       if (!reserveCache(bytesOf(s), /*mustHave=*/false)) break;
-      e.predicted = true;
       enqueue(s, /*urgent=*/false);
     }
     return;
@@ -445,7 +438,6 @@ void ExpertStore::ioLoop(std::unique_ptr<ExpertReader> reader) {
 // Under mutex_.
 void ExpertStore::finishRead(int s, model::ExpertHandle data, std::string error) {
   Entry& e = entries_[static_cast<size_t>(s)];
-  e.predicted = false;
   if (!error.empty()) {
     log().warn("{}", error);
     release(s);

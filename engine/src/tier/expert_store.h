@@ -74,7 +74,6 @@ class ExpertStore final : public model::ExpertSource {
   // Called with each layer's needed experts, every step (bench decode --record-trace).
   void setTraceSink(std::function<void(int64_t step, int layer, std::span<const int>)> sink);
 
-  int64_t expertBytes() const { return expertBytes_; }
   const std::vector<int>& layers() const { return layers_; }
   int expertsPerLayer() const { return expertsPerLayer_; }
 
@@ -85,7 +84,6 @@ class ExpertStore final : public model::ExpertSource {
     bool pinned = false;   // counted in the pinned budget (else in the cache budget)
     bool urgent = false;   // queued for the current layer, not a prediction
     bool locked = false;   // mlock'ed
-    bool predicted = false;
     model::ExpertHandle data;
     std::string error;
     float heat = 0;
@@ -102,7 +100,7 @@ class ExpertStore final : public model::ExpertSource {
   void evictToFit();
   void evict(int slot);
   void enqueue(int slot, bool urgent);
-  void release(int slot);  // returns a slot's bytes to its budget
+  void release(int slot);  // returns a failed read's bytes to its budget
   void markUsed(int slot);
   void choosePinned();
   void pin(int slot);
