@@ -43,6 +43,10 @@ class Tokenizer {
   // One past the largest id (vocab and added tokens): the rows an embedding table needs.
   int32_t vocabSize() const;
 
+  // An added token marked "special" (<|user|>, <think>, the end of text): a control token
+  // rather than text, whatever its content's bytes say.
+  bool isSpecial(int32_t id) const;
+
   // Turns ids arriving one at a time into text, emitting only complete UTF-8 characters:
   // an incomplete multi-byte character is held back until its last byte arrives; bytes that
   // cannot start or continue a character become U+FFFD. The Tokenizer must outlive it.

@@ -70,6 +70,8 @@ void Tokenizer::Impl::buildDecodeTable(const TokenizerConfig& config) {
       bytes += token;
   }
   offsets[vocabSize] = static_cast<uint32_t>(bytes.size());
+  special.assign(static_cast<size_t>(vocabSize), false);
+  for (const AddedTokenConfig& t : config.addedTokens) special[t.id] = t.special;
 }
 
 std::string_view Tokenizer::Impl::bytesOf(int32_t id) const {
@@ -164,6 +166,10 @@ std::optional<int32_t> Tokenizer::tokenId(std::string_view token) const {
 }
 
 int32_t Tokenizer::vocabSize() const { return impl_->vocabSize; }
+
+bool Tokenizer::isSpecial(int32_t id) const {
+  return id >= 0 && id < impl_->vocabSize && impl_->special[id];
+}
 
 std::string Tokenizer::StreamDecoder::push(int32_t id) {
   pending_ += tokenizer_->impl_->bytesOf(id);

@@ -34,6 +34,7 @@ struct Tokenizer::Impl {
   std::string bytes;
   std::vector<uint32_t> offsets;
   std::vector<bool> present;
+  std::vector<bool> special;  // added tokens with "special": true
 
  private:
   void buildDecodeTable(const tokenizer::TokenizerConfig& config);
