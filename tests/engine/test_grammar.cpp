@@ -312,6 +312,25 @@ class TestGrammar : public QObject {
     QTest::newRow("not UTF-8") << QByteArray("root ::= \"\xff\"")
                                << QStringList{"line 1, column 11", "not valid UTF-8"};
   }
+  void deepNestingIsRefused() {
+    const std::string deep = "root ::= " + std::string(300, '(') + "\"a\"" + std::string(300, ')');
+    QCOMPARE(
+        errorOf([&] { Grammar::fromGbnf(deep); }, {"line 1, column 210", "nested deeper than 200"}),
+        QString());
+    QVERIFY(acceptsText(
+        Grammar::fromGbnf("root ::= " + std::string(150, '(') + "\"a\"" + std::string(150, ')')),
+        "a"));
+    std::string schema = "{\"type\": \"string\"}";
+    for (int i = 0; i < 150; ++i) schema = "{\"type\": \"array\", \"items\": " + schema + "}";
+    try {
+      Grammar::fromJsonSchema(schema);
+      QFAIL("accepted");
+    } catch (const strata::JsonSchemaError& e) {
+      QVERIFY2(QString(e.what()).contains("nested deeper than 100"), e.what());
+      QVERIFY(QString::fromStdString(e.path()).startsWith("items.items.items"));
+    }
+  }
+
   void malformedGrammarsAreNamed() {
     QFETCH(QByteArray, grammar);
     QFETCH(QStringList, parts);

@@ -14,6 +14,7 @@ using Alternatives = std::vector<Sequence>;
 
 // Past this many copies a repetition is refused: each copy is a symbol or a rule.
 constexpr int kMaxRepetition = 10000;
+constexpr int kMaxNesting = 200;
 
 // A rule referring back to itself goes through its alternatives; repetitions must not grow
 // the pushdown stack, so their rules put the recursive reference last (a tail call).
@@ -146,7 +147,11 @@ class Parser {
         return {chars(CharSet::any())};
       case Kind::Open: {
         const SourcePos open = t.pos;
+        // Parsing recurses per level; a bound keeps hostile input from exhausting the stack.
+        if (++depth_ > kMaxNesting)
+          fail(open, "parentheses nested deeper than " + std::to_string(kMaxNesting));
         Alternatives inner = parseAlternatives(/*nested=*/true);
+        --depth_;
         if (peek().kind != Kind::Close) fail(open, "'(' is never closed by ')'");
         take();
         if (inner.size() == 1) return inner[0];
@@ -220,6 +225,7 @@ class Parser {
   std::unordered_map<std::string, uint32_t> ids_;
   uint32_t current_ = 0;
   int generatedCount_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -58,6 +58,7 @@ const std::set<std::string>& unsupportedKeywords() {
 }
 
 constexpr int64_t kMaxCount = 10000;  // the grammar's repetition limit
+constexpr int kMaxDepth = 100;
 
 std::string join(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
@@ -159,6 +160,14 @@ class SchemaConverter {
 
   // The GBNF expression for `schema`.
   std::string body(const Json& schema, const std::string& path, const std::string& name) {
+    // Conversion recurses per level; a bound keeps hostile schemas from exhausting the stack.
+    struct Level {
+      int& depth;
+      explicit Level(int& d) : depth(++d) {}
+      ~Level() { --depth; }
+    } level(depth_);
+    if (depth_ > kMaxDepth)
+      fail(path, "schemas nested deeper than " + std::to_string(kMaxDepth) + " are not supported");
     if (schema.is_boolean()) {
       if (schema.get<bool>()) return primitive("value");
       fail(path, "the schema false accepts no value");
@@ -420,6 +429,7 @@ class SchemaConverter {
   std::set<std::string> taken_;
   std::map<std::string, std::string> refs_;
   std::map<std::string, std::string> rests_;
+  int depth_ = 0;
 };
 
 }  // namespace
