@@ -39,6 +39,9 @@ int runBenchResume(const Args& args);
 // decode_bench_command.cpp
 int runBenchDecode(const Args& args);
 
+// spec_bench_command.cpp
+int runBenchSpec(const Args& args);
+
 // quality_command.cpp
 int runBenchQuality(const Args& args);
 

@@ -72,6 +72,18 @@ const std::vector<Command>& commands() {
             last line is one JSON object (tok_s, limit_tok_s, ratio, hit_rate,
             bytes_read_per_token, peak_rss_bytes, budget_bytes, ...). --record-trace writes the
             routing trace that `bench cache` replays.)"},
+      {"bench spec", {"json"}, strata::cli::runBenchSpec,
+       R"(bench spec --model DIR [--prompts FILE.jsonl] [--modes ram,stream] [--count N]
+            [--tokens N] [--repeats N] [--depth N] [--expert-fraction F] [--work DIR]
+            [--threads N] [--json]
+            Speculative decoding against plain decoding in the same run, greedy, on the
+            model's eval prompts (DIR/eval.jsonl or --prompts): per drafter (mtp, ngram,
+            grammar on the JSON prompts under a schema of their expected keys, and auto =
+            all self-tuning after a warm-up pass) and mode (ram; stream = a container whose
+            expert cache holds a fraction F, default 0.25, of the experts): first-draft
+            acceptance, tokens per forward pass, speed-up (median over repeats of the decode
+            tokens/s ratio). --json: one object per drafter and mode (drafter, mode,
+            acceptance, tokens_per_forward, speedup, tok_s, plain_tok_s, ...).)"},
       {"bench resume", {"json"}, strata::cli::runBenchResume,
        R"(bench resume --model DIR [--tokens N,N,...] [--kv-precision f32|bf16|f16] [--work DIR]
             [--ram-gb X] [--threads N] [--json]

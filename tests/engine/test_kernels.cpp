@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kernels/int_dot.h"
+#include "kernels/matmul.h"
 #include "kernels/quant_matmul.h"
 #include "quant/int_quant.h"
 #include "strata/error.h"
@@ -238,6 +239,55 @@ class TestKernels : public QObject {
     // the rounding noise is ~0.5 % of the output's norm; with as few as 3 output rows the
     // measured ratio scatters, hence a 2 % bound (a broken kernel is off by far more).
     QVERIFY2(std::sqrt(err / norm) < 0.02, qPrintable(QString::number(std::sqrt(err / norm))));
+  }
+
+  // A row's result does not depend on the batch it is computed in (speculative verification
+  // computes 1 + k rows together and must match decoding them one at a time bit for bit), and
+  // it is the dot product up to f32 rounding. Every path: f32, bf16 widening, int8/int4 both
+  // ways, with column counts that exercise the 32-, 16- and tail parts of the f32 kernel.
+  void batchRowsEqualSingleRows_data() {
+    QTest::addColumn<QString>("format");
+    QTest::addColumn<int>("cols");
+    for (const char* f : {"f32", "bf16"})
+      for (int cols : {7, 16, 48, 77, 256, 640}) QTest::addRow("%s cols %d", f, cols) << QString(f) << cols;
+    for (const char* f : {"int8", "int4"})  // whole groups of 32 columns
+      for (int cols : {32, 96, 256, 640}) QTest::addRow("%s cols %d", f, cols) << QString(f) << cols;
+  }
+  void batchRowsEqualSingleRows() {
+    QFETCH(QString, format);
+    QFETCH(int, cols);
+    const int rows = 37, n = 7;  // 7 inputs: one block of four and three alone
+    const auto w = randomValues(static_cast<size_t>(rows) * cols, 51);
+    const auto x = randomValues(static_cast<size_t>(n) * cols, 52);
+    const bool quantized = format.startsWith("int");
+    kernels::Matrix m;
+    if (format == "f32") m = kernels::Matrix::fromF32(rows, cols, w);
+    else if (format == "bf16") m = kernels::Matrix::toBf16(rows, cols, w);
+    else m = kernels::Matrix::fromQuantized(quant::quantizeMatrix(
+             w.data(), rows, cols, format == "int8" ? IntFormat::Int8 : IntFormat::Int4, 32));
+    for (const bool integer : {false, true}) {
+      if (integer && !quantized) continue;
+      kernels::KernelConfig config;
+      if (integer) config = {true, kernels::intKernels(kernels::bestIntPath())};
+      std::vector<float> batch(static_cast<size_t>(n) * rows);
+      kernels::matmul(m, x.data(), n, batch.data(), config);
+      for (int i = 0; i < n; ++i) {
+        std::vector<float> one(static_cast<size_t>(rows));
+        kernels::matmul(m, x.data() + static_cast<size_t>(i) * cols, 1, one.data(), config);
+        QVERIFY2(std::memcmp(one.data(), batch.data() + static_cast<size_t>(i) * rows, rows * sizeof(float)) == 0,
+                 qPrintable(QString("input %1 differs alone").arg(i)));
+      }
+      if (format != "f32") continue;
+      for (int i = 0; i < n; ++i)
+        for (int r = 0; r < rows; ++r) {
+          double exact = 0, magnitude = 0;
+          for (int k = 0; k < cols; ++k) {
+            exact += double(w[r * cols + k]) * x[i * cols + k];
+            magnitude += std::abs(double(w[r * cols + k]) * x[i * cols + k]);
+          }
+          QVERIFY(std::abs(batch[static_cast<size_t>(i) * rows + r] - exact) <= 1e-6 * magnitude + 1e-30);
+        }
+    }
   }
 };
 

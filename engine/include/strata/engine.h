@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "strata/error.h"
+#include "strata/grammar.h"
 #include "strata/kv_precision.h"
 #include "strata/sampling.h"
+#include "strata/speculation.h"
 #include "strata/tiers.h"
 #include "strata/tokenizer.h"
 
@@ -44,6 +46,8 @@ struct EngineSettings {
   // Memory budget and expert streaming (strata/tiers.h). Streaming needs a Strata container.
   MemorySettings memory;
   KvPrecision kvPrecision = KvPrecision::F32;
+  // Speculative decoding (strata/speculation.h); lossless, so on (self-tuning) by default.
+  SpeculationSettings speculation;
 };
 
 struct ModelInfo {
@@ -66,6 +70,9 @@ struct GenerateOptions {
   bool ignoreEos = false;
   // Set from another thread to stop after the current token.
   const std::atomic<bool>* cancel = nullptr;
+  // Constrained output: only tokens the grammar allows are sampled, and an end token only
+  // once the grammar is complete (strata/grammar.h). Needs the model's tokenizer.
+  std::shared_ptr<const Grammar> grammar;
 };
 
 struct GenerateResult {
@@ -76,6 +83,7 @@ struct GenerateResult {
   int64_t reusedTokens = 0;     // of those, already in the KV cache (prefix reuse)
   double prefillSeconds = 0;    // evaluating the context's new tokens, to the first token
   double decodeSeconds = 0;     // the rest
+  SpeculationSummary speculation;
 };
 
 // One conversation: its own KV cache over the shared weights. A session is used by one
@@ -89,7 +97,8 @@ class Session {
     std::vector<float> hidden;  // final-normed hidden states [tokens x hidden] (MTP input)
   };
 
-  // Appends tokens after everything seen so far and returns their logits.
+  // Appends tokens after everything seen so far and returns their logits. (generate() runs
+  // the MTP layer itself; append()/appendMtp() are the low-level steps for diagnostics.)
   virtual StepResult append(std::span<const int32_t> tokens) = 0;
 
   // MTP draft logits [rows x vocab]: row i combines hidden[i] (the main model's hidden state
@@ -120,8 +129,8 @@ class Session {
   // edit the file is cut back to the edit). Crash-safe: a save interrupted at any point leaves
   // the file as the previous save left it. Throws strata::Error naming the file.
   virtual void save(const std::filesystem::path& file) = 0;
-  // Tokens this session ran through the model (prefill and decode). A resumed session starts
-  // at 0: what it loaded was not recomputed.
+  // Rows this session ran through the model (prefill, decode, and speculative drafts that were
+  // then rejected). A resumed session starts at 0: what it loaded was not recomputed.
   virtual int64_t evaluatedTokens() const = 0;
 };
 
@@ -150,6 +159,10 @@ class Engine {
   // Live retune while sessions run (ignored when not streaming, but threads always apply).
   virtual void retune(const TierTuning& tuning) = 0;
   virtual void setThreads(int threads) = 0;
+  // Speculative decoding: per drafter, its setting, whether it is on now, its measured
+  // acceptance and net speed-up (shared by the engine's sessions). Settings apply live.
+  virtual std::vector<DrafterStats> speculationStats() const = 0;
+  virtual void setSpeculation(const SpeculationSettings& settings) = 0;
   // Called with every MoE layer's experts at each step (routing traces); {} to stop.
   virtual void observeRouting(std::function<void(int64_t step, int layer, std::span<const int> experts)> observer) = 0;
 };

@@ -45,6 +45,11 @@ struct SamplingParams {
 // Throws strata::Error naming the first parameter out of range and the allowed range.
 void validateSamplingParams(const SamplingParams& params);
 
+struct TokenProbability {
+  int32_t id;
+  double p;
+};
+
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);  // validates
@@ -53,6 +58,18 @@ class Sampler {
   // the whole context, or only the generated tokens); ids must be < logits.size().
   // Throws strata::Error on an empty or NaN logit row and on out-of-range history ids.
   int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+
+  // The distribution sample() draws from (steps 1-6), probabilities summing to 1, best first
+  // for top-k, otherwise in an unspecified but deterministic order. Greedy: the argmax with p 1.
+  std::vector<TokenProbability> distribution(std::span<const float> logits,
+                                             std::span<const int32_t> history);
+
+  // Speculative sampling (Leviathan et al. 2023; Chen et al. 2023): `draft` was drawn from the
+  // draft model's distribution `q` (as distribution() gave it). Keeps it with probability
+  // min(1, p/q), else draws from max(p - q, 0) renormalized; the result is distributed exactly
+  // as sample() would draw. Sets `accepted`. Greedy: the argmax (accepted when it is `draft`).
+  int32_t verifyDraft(std::span<const float> logits, std::span<const int32_t> history,
+                      int32_t draft, std::span<const TokenProbability> q, bool& accepted);
 
   // Step 1 alone, in place: the logits the rest of the chain sees.
   void applyPenalties(std::span<float> logits, std::span<const int32_t> history);
@@ -64,6 +81,7 @@ class Sampler {
     float logit;
     int32_t id;
   };
+  size_t prepare(std::span<const float> logits, std::span<const int32_t> history);  // steps 1-6
   size_t truncateTopK(size_t count);
   size_t truncateTopP(size_t count);
   size_t truncateMinP(size_t count);
@@ -78,6 +96,7 @@ class Sampler {
   std::vector<Candidate> regrouped_;  // top-p's bucket pass
   std::vector<uint8_t> buckets_;      // top-p's bucket of each undecided candidate
   std::vector<double> weights_;
+  std::vector<double> qById_;         // verifyDraft's draft distribution by token id
   std::vector<int32_t> counts_;  // per-token occurrences in history; zero between calls
 };
 

@@ -10,7 +10,7 @@ namespace strata::kernels {
 
 // Below this many multiply-adds a parallel region costs more than it saves (and on a busy
 // machine OpenMP barriers can cost milliseconds), so such work runs on the calling thread.
-inline constexpr int64_t kParallelThreshold = int64_t{1} << 15;
+inline constexpr int64_t kParallelThreshold = int64_t{1} << 20;
 
 // How quantized weights are multiplied. The default is the exact path: float activations
 // against weights dequantized on the fly. With integerActivations, activations are quantized

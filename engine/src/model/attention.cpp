@@ -184,10 +184,21 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
   // 4-7. Attention, in whichever form is cheaper for this batch.
   const float scale = 1.0f / std::sqrt(static_cast<float>(d.qk));
   std::vector<float> o(static_cast<size_t>(n * d.heads * d.v));
-  if (useExpandedForm(ctx, d, batch))
-    attendExpanded(d, w.kvB, cache, q.data(), batch, selection, scale, o.data());
-  else
-    attendAbsorbed(d, w.kvB, cache, q.data(), batch, selection, scale, o.data());
+  auto attend = [&](const TokenBatch& rows, const float* rowQ,
+                    const std::vector<KeySelection>& rowSelection, float* rowO) {
+    if (useExpandedForm(ctx, d, rows))
+      attendExpanded(d, w.kvB, cache, rowQ, rows, rowSelection, scale, rowO);
+    else
+      attendAbsorbed(d, w.kvB, cache, rowQ, rows, rowSelection, scale, rowO);
+  };
+  if (!batch.asDecode || n == 1) {
+    attend(batch, q.data(), selection, o.data());
+  } else {
+    // Each row in the form (and so the rounding) a single-token decode step would use.
+    for (int64_t s = 0; s < n; ++s)
+      attend(TokenBatch{batch.start + s, 1}, q.data() + s * d.heads * d.qk,
+             {selection[static_cast<size_t>(s)]}, o.data() + s * d.heads * d.v);
+  }
 
   // 8. Output projection.
   kernels::matmul(w.o, o.data(), n, out, ctx.kernels);

@@ -1,6 +1,7 @@
 // The public Engine and Session, wired to the model internals.
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <optional>
 
 #include "core/logging.h"
@@ -86,7 +87,8 @@ class EngineImpl final : public Engine {
  public:
   EngineImpl(const std::filesystem::path& dir, const EngineSettings& settings)
       : settings_(settings), config_(model::loadModelConfig(dir / "config.json")),
-        threads_(settings.threads) {
+        threads_(settings.threads),
+        speculation_(settings.speculation) {
     model::useThreads(settings.threads);
     const auto precision = weightPrecision(settings);
     // A Strata container or a Hugging Face checkpoint, opened (headers validated) once: the
@@ -134,7 +136,8 @@ class EngineImpl final : public Engine {
     sessions_.reset(new model::SessionEnvironment{
         *transformer_, tokenizer_.get(), threads_,
         info_.plan.streaming ? settings.memory.contextTokens : 0, info_.fingerprint,
-        settings.kvPrecision, prefixes_.get()});
+        settings.kvPrecision, prefixes_.get(), &speculation_,
+        [this] { return grammarVocabulary(); }});
     log().debug("opened {}: {} layers, vocabulary {}, MTP {}, {:.1f} MiB of weights in memory",
                dir.string(), config_.numHiddenLayers, config_.vocabSize,
                config_.hasMtp() ? "yes" : "no", info_.residentBytes / 1048576.0);
@@ -177,12 +180,32 @@ class EngineImpl final : public Engine {
 
   void setThreads(int threads) override { threads_.store(threads); }
 
+  std::vector<DrafterStats> speculationStats() const override {
+    std::vector<DrafterStats> stats = speculation_.stats();
+    if (!config_.hasMtp()) std::erase_if(stats, [](const DrafterStats& s) { return s.name == "mtp"; });
+    return stats;
+  }
+  void setSpeculation(const SpeculationSettings& settings) override {
+    speculation_.setSettings(settings);
+  }
+
   void observeRouting(std::function<void(int64_t, int, std::span<const int>)> observer) override {
     if (!store_) throw Error("routing is observed on streaming models only (a container opened with a memory budget)");
     store_->setTraceSink(std::move(observer));
   }
 
  private:
+  // Built on the first constrained generation (a pass over the whole vocabulary).
+  std::shared_ptr<const GrammarVocabulary> grammarVocabulary() {
+    if (!tokenizer_) return nullptr;
+    std::lock_guard lock(grammarMutex_);
+    if (!grammarVocabulary_) {
+      const std::vector<int32_t> ends(config_.eosTokenIds.begin(), config_.eosTokenIds.end());
+      grammarVocabulary_ = GrammarVocabulary::build(*tokenizer_, ends);
+    }
+    return grammarVocabulary_;
+  }
+
   // The usage history of this model in the user's data folder (empty without one).
   tier::UsageCounts loadHistory(const io::Container& c) {
     const std::filesystem::path& data = settings_.memory.dataDirectory;
@@ -202,6 +225,9 @@ class EngineImpl final : public Engine {
   std::unique_ptr<Transformer> transformer_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<model::PrefixCache> prefixes_;
+  spec::SpeculationTuner speculation_;
+  std::mutex grammarMutex_;
+  std::shared_ptr<const GrammarVocabulary> grammarVocabulary_;
   std::unique_ptr<model::SessionEnvironment> sessions_;
   ModelInfo info_;
 };

@@ -29,6 +29,9 @@ struct KeySelection {
 struct TokenBatch {
   int64_t start = 0;
   int64_t count = 0;
+  // Every row computed exactly as if it were decoded alone (speculative verification: its
+  // logits must be bit-identical to plain decoding, so greedy output does not change).
+  bool asDecode = false;
   int64_t position(int64_t row) const { return start + row; }
   int64_t visibleKeys(int64_t row) const { return start + row + 1; }
 };

@@ -99,7 +99,9 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   // Decode: one expert per thread (a single token's expert is too small to split well, and
   // one parallel region per batch of experts instead of three per expert saves the fork/join
   // cost). Batches of many tokens split each expert's matmuls across threads instead.
-  const bool perThread = count <= 4 && omp_get_max_threads() > 1;
+  const int64_t expertWork = 3 * hidden * c.moeIntermediateSize * count;  // multiply-adds
+  const bool perThread = count <= 4 && omp_get_max_threads() > 1 &&
+                         expertWork * static_cast<int64_t>(needed.size()) >= kernels::kParallelThreshold;
   std::vector<size_t> pending(needed.size());
   for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   std::vector<size_t> batch;

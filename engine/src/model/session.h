@@ -2,6 +2,8 @@
 // A conversation's state over the shared model: its KV caches and the token ids they hold.
 #include <atomic>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +11,8 @@
 #include "kv/kv_file.h"
 #include "model/prefix_cache.h"
 #include "model/transformer.h"
+#include "spec/mtp_drafter.h"
+#include "spec/speculation_tuner.h"
 #include "strata/engine.h"
 
 namespace strata::model {
@@ -22,6 +26,9 @@ struct SessionEnvironment {
   std::string fingerprint;         // the model's, for saved sessions
   KvPrecision kvPrecision = KvPrecision::F32;
   PrefixCache* prefixes = nullptr; // shared conversation openings (may be null)
+  spec::SpeculationTuner* speculation = nullptr;  // null: plain decoding only
+  // The tokenizer's tokens for grammar masks, built on first use (null without a tokenizer).
+  std::function<std::shared_ptr<const GrammarVocabulary>()> grammarVocabulary;
 
   kv::KvFileHeader kvFileHeader() const;
 };
@@ -41,9 +48,9 @@ class SessionImpl final : public Session {
 
   const std::vector<int32_t>& tokens() const override { return tokens_; }
   int64_t length() const override { return cache_.length(); }
-  int64_t mtpLength() const override { return mtpCache_.length(); }
+  int64_t mtpLength() const override { return mtp_ ? mtp_->cache().length() : 0; }
   void truncate(int64_t tokens) override;
-  int64_t kvBytes() const override { return cache_.bytes() + mtpCache_.bytes(); }
+  int64_t kvBytes() const override { return cache_.bytes() + (mtp_ ? mtp_->bytes() : 0); }
   void save(const std::filesystem::path& file) override;
   int64_t evaluatedTokens() const override { return evaluated_; }
 
@@ -51,8 +58,14 @@ class SessionImpl final : public Session {
   const SessionEnvironment& env_;
   const Transformer& transformer_;
   const Tokenizer* tokenizer_;
+  // `asDecode`: speculative verification (rows bit-identical to one-at-a-time decoding).
+  StepResult appendRows(std::span<const int32_t> tokens, bool asDecode);
+  struct Draft;
+  Draft chooseDraft(std::span<const int32_t> history, int maxTokens, const GrammarMatcher* grammar,
+                    Sampler& draftSampler);
+
   kv::KvCache cache_;
-  kv::KvCache mtpCache_;
+  std::optional<spec::MtpDrafter> mtp_;  // models with an MTP layer
   std::vector<int32_t> tokens_;
   int64_t evaluated_ = 0;
   std::optional<kv::KvFileWriter> writer_;  // the file of the last save()

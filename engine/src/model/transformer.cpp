@@ -60,9 +60,10 @@ void Transformer::decoderLayer(const LayerWeights& layer, const LayerWeights* ne
   for (size_t i = 0; i < size; ++i) x[i] += delta[i];
 }
 
-std::vector<float> Transformer::forward(std::span<const int32_t> tokens, kv::KvCache& cache) const {
+std::vector<float> Transformer::forward(std::span<const int32_t> tokens, kv::KvCache& cache,
+                                       bool asDecode) const {
   const ModelConfig& c = config();
-  const TokenBatch batch{cache.length(), static_cast<int64_t>(tokens.size())};
+  const TokenBatch batch{cache.length(), static_cast<int64_t>(tokens.size()), asDecode};
   std::vector<float> x = embed(tokens);
   std::vector<KeySelection> selection;  // IndexShare: threaded from full layers to shared ones
   const auto& layers = weights_.layers;

@@ -20,7 +20,10 @@ class Transformer {
 
   // Runs `tokens` at positions cache.length(), ... (appending to the cache, never recomputing
   // earlier tokens) and returns the final-normed hidden states [tokens x H].
-  std::vector<float> forward(std::span<const int32_t> tokens, kv::KvCache& cache) const;
+  // asDecode: each row's result is bit-identical to running the tokens one at a time
+  // (speculative verification); otherwise batches pick their cheapest form (prefill).
+  std::vector<float> forward(std::span<const int32_t> tokens, kv::KvCache& cache,
+                             bool asDecode = false) const;
 
   // lm_head over final-normed hidden states: [rows x vocab].
   std::vector<float> logits(const float* normedHidden, int64_t rows) const;

@@ -66,27 +66,6 @@ void Sampler::applyPenalties(std::span<float> logits, std::span<const int32_t> h
   }
 }
 
-int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
-  if (logits.empty()) throw Error("sampling: the logit row is empty");
-  logits_.assign(logits.begin(), logits.end());
-  for (size_t i = 0; i < logits_.size(); ++i)
-    if (std::isnan(logits_[i]) || logits_[i] == std::numeric_limits<float>::infinity())
-      throw Error("sampling: logits[" + std::to_string(i) + "] is " + number(logits_[i]) +
-                  " (expected a finite value or -inf)");
-  applyPenalties(logits_, history);
-  if (params_.temperature == 0.0f) return argmax(logits_);
-
-  const size_t n = logits_.size();
-  candidates_.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    candidates_[i] = {logits_[i] / params_.temperature, static_cast<int32_t>(i)};
-  size_t count = n;
-  if (params_.topK > 0 && static_cast<size_t>(params_.topK) < count) count = truncateTopK(count);
-  if (params_.topP < 1.0f) count = truncateTopP(count);
-  if (params_.minP > 0.0f) count = truncateMinP(count);
-  return draw(count);
-}
-
 namespace {
 // A strict total order (higher logit first, then lower id), so sorts and selections give the
 // same result with every standard library.
@@ -106,6 +85,85 @@ double maxLogit(const std::vector<C>& c, size_t count) {
   return best;
 }
 }  // namespace
+
+// Steps 1-6: penalized logits in logits_; with temperature > 0, the surviving candidates in
+// candidates_[0, result). Greedy returns 0.
+size_t Sampler::prepare(std::span<const float> logits, std::span<const int32_t> history) {
+  if (logits.empty()) throw Error("sampling: the logit row is empty");
+  logits_.assign(logits.begin(), logits.end());
+  for (size_t i = 0; i < logits_.size(); ++i)
+    if (std::isnan(logits_[i]) || logits_[i] == std::numeric_limits<float>::infinity())
+      throw Error("sampling: logits[" + std::to_string(i) + "] is " + number(logits_[i]) +
+                  " (expected a finite value or -inf)");
+  applyPenalties(logits_, history);
+  if (params_.temperature == 0.0f) return 0;
+
+  const size_t n = logits_.size();
+  candidates_.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    candidates_[i] = {logits_[i] / params_.temperature, static_cast<int32_t>(i)};
+  size_t count = n;
+  if (params_.topK > 0 && static_cast<size_t>(params_.topK) < count) count = truncateTopK(count);
+  if (params_.topP < 1.0f) count = truncateTopP(count);
+  if (params_.minP > 0.0f) count = truncateMinP(count);
+  return count;
+}
+
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+  const size_t count = prepare(logits, history);
+  if (params_.temperature == 0.0f) return argmax(logits_);
+  return draw(count);
+}
+
+std::vector<TokenProbability> Sampler::distribution(std::span<const float> logits,
+                                                    std::span<const int32_t> history) {
+  const size_t count = prepare(logits, history);
+  if (params_.temperature == 0.0f) return {{argmax(logits_), 1.0}};
+  const double top = maxLogit(candidates_, count);
+  std::vector<TokenProbability> p(count);
+  double total = 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    p[i] = {candidates_[i].id, std::exp(candidates_[i].logit - top)};
+    total += p[i].p;
+  }
+  for (TokenProbability& t : p) t.p /= total;
+  return p;
+}
+
+int32_t Sampler::verifyDraft(std::span<const float> logits, std::span<const int32_t> history,
+                             int32_t draft, std::span<const TokenProbability> q, bool& accepted) {
+  const std::vector<TokenProbability> p = distribution(logits, history);
+  if (params_.temperature == 0.0f) {
+    accepted = p.front().id == draft;
+    return p.front().id;
+  }
+  // q by token id (O(vocab), like sampling itself; q may hold the whole vocabulary).
+  qById_.assign(logits.size(), 0.0);
+  for (const TokenProbability& t : q)
+    if (t.id >= 0 && static_cast<size_t>(t.id) < qById_.size()) qById_[t.id] = t.p;
+  double pDraft = 0.0;
+  for (const TokenProbability& t : p)
+    if (t.id == draft) pDraft = t.p;
+  const double qDraft = draft >= 0 && static_cast<size_t>(draft) < qById_.size() ? qById_[draft] : 0.0;
+  // u < p/q, written without dividing (q is > 0 for a token actually drawn from q).
+  accepted = uniform() * qDraft < pDraft;
+  if (accepted) return draft;
+  // The residual max(p - q, 0); it has mass whenever the draft was rejected.
+  weights_.resize(p.size());
+  double total = 0.0;
+  for (size_t i = 0; i < p.size(); ++i)
+    total += weights_[i] = std::max(0.0, p[i].p - qById_[p[i].id]);
+  const double u = uniform() * total;
+  double cumulative = 0.0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    cumulative += weights_[i];
+    if (u < cumulative) return p[i].id;
+  }
+  for (size_t i = p.size(); i-- > 0;)
+    if (weights_[i] > 0.0) return p[i].id;
+  return p.front().id;  // p == q exactly: any rejection is a rounding artefact
+}
+
 
 // The k best candidates in [0, k), best first (sorted so that the order, and so the draw, is
 // the same with every standard library; nth_element leaves it unspecified).

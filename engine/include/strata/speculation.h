@@ -1,0 +1,57 @@
+#pragma once
+// Speculative decoding: drafters guess the next tokens, one forward pass verifies them all.
+//
+// Lossless by construction: every verified position is sampled from the model's own logits
+// exactly as plain decoding would sample it (same sampler, same random draws), and a draft
+// token is kept only when it equals that sample. Output is therefore identical to plain
+// decoding for the same seed, greedy or not; a verify pass computes each row exactly as a
+// decode step would (bit-identical logits). With temperature > 0 the MTP head's drafts are
+// sampled and verified by rejection sampling instead, which keeps the output distribution
+// exactly the model's while accepting more often.
+//
+// Self-tuning: each drafter's acceptance and net speed (tokens per second with it versus
+// plain decoding, measured in the same run, expert reads included) are tracked; a drafter that
+// loses is switched off and probed again later, after longer and longer pauses.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+// Auto: on while it measurably wins. On: always (benchmarks). Off: never.
+enum class DrafterMode { Auto, On, Off };
+
+struct SpeculationSettings {
+  DrafterMode mtp = DrafterMode::Auto;      // the model's multi-token-prediction head
+  DrafterMode ngram = DrafterMode::Auto;    // continuations of earlier text (prompt lookup)
+  DrafterMode grammar = DrafterMode::Auto;  // what the active grammar forces
+  int mtpDepth = 3;        // draft tokens per MTP round (the one layer chained), 1..8
+  int ngramMaxDraft = 8;   // longest n-gram draft, 1..32
+  int ngramMinMatch = 2;   // tokens that must match before a draft is proposed, 1..8
+};
+
+// Throws strata::Error naming the first setting out of range.
+void validateSpeculationSettings(const SpeculationSettings& settings);
+
+struct DrafterStats {
+  std::string name;         // "mtp", "ngram", "grammar"
+  DrafterMode mode = DrafterMode::Auto;
+  bool active = false;      // proposing drafts now (Auto: currently winning or being probed)
+  int64_t rounds = 0;       // verify passes with this drafter's drafts
+  int64_t drafted = 0;      // draft tokens proposed
+  int64_t accepted = 0;     // of those, kept
+  int64_t firstAccepted = 0;    // rounds whose first draft token was kept
+  double acceptance = 0;        // firstAccepted / rounds (the first draft token)
+  double tokensPerForward = 0;  // tokens produced per verify pass (accepted + 1)
+  double speedup = 0;           // measured tokens/s with this drafter / plain decoding (0: unknown)
+};
+
+// What one generate() call's speculation did.
+struct SpeculationSummary {
+  int64_t forwards = 0;  // forward passes after the prompt (plain steps and verify passes)
+  int64_t drafted = 0;
+  int64_t accepted = 0;
+  double tokensPerForward() const;
+};
+
+}  // namespace strata

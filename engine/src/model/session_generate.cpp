@@ -1,0 +1,225 @@
+// Session::generate: prefill, then sampling with stop strings, grammars and speculative
+// decoding (strata/speculation.h explains why the output is exactly plain decoding's).
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <optional>
+
+#include "model/session.h"
+#include "spec/grammar_drafter.h"
+#include "spec/ngram_drafter.h"
+
+namespace strata::model {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The drafts' sampler: the generation's settings with its own random stream, so drafting never
+// changes the draws plain decoding would make.
+SamplingParams draftParams(SamplingParams p) {
+  p.seed ^= 0x9E3779B97F4A7C15ull;
+  return p;
+}
+
+constexpr int kMaxGrammarDraft = 16;
+constexpr int kNgramLongestMatch = 8;
+constexpr int64_t kPausedMtpBacklog = 64;
+}  // namespace
+
+struct SessionImpl::Draft {
+  spec::DrafterKind kind = spec::DrafterKind::Mtp;
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<TokenProbability>> q;  // MTP drafts sampled at temperature > 0
+};
+
+// The first drafter with something to propose: the grammar (near-certain), then earlier text,
+// then the MTP head. Nothing when plain decoding needs a fresh measurement.
+SessionImpl::Draft SessionImpl::chooseDraft(std::span<const int32_t> history, int maxTokens,
+                                            const GrammarMatcher* grammar, Sampler& draftSampler) {
+  Draft d;
+  spec::SpeculationTuner* tuner = env_.speculation;
+  if (!tuner || maxTokens <= 0 || tuner->wantsPlainSample()) return d;
+  const SpeculationSettings settings = tuner->settings();
+  using spec::DrafterKind;
+  if (grammar && tokenizer_ && tuner->allows(DrafterKind::Grammar)) {
+    d.kind = DrafterKind::Grammar;
+    d.tokens = spec::grammarDraft(*grammar, *tokenizer_, std::min(maxTokens, kMaxGrammarDraft));
+    if (!d.tokens.empty()) return d;
+  }
+  if (tuner->allows(DrafterKind::Ngram)) {
+    d.kind = DrafterKind::Ngram;
+    d.tokens = spec::ngramDraft(history, settings.ngramMinMatch, kNgramLongestMatch,
+                                std::min(maxTokens, settings.ngramMaxDraft));
+    if (grammar) {  // only what the grammar allows is worth a verify row
+      GrammarMatcher probe(*grammar);
+      size_t allowed = 0;
+      while (allowed < d.tokens.size() && probe.accept(d.tokens[allowed])) ++allowed;
+      d.tokens.resize(allowed);
+    }
+    if (!d.tokens.empty()) return d;
+  }
+  if (mtp_ && tuner->allows(DrafterKind::Mtp)) {
+    spec::MtpDrafter::Draft m =
+        mtp_->draft(history, std::min(maxTokens, settings.mtpDepth), draftSampler, grammar);
+    d.kind = DrafterKind::Mtp;
+    d.tokens = std::move(m.tokens);
+    d.q = std::move(m.q);
+    return d;
+  }
+  d.tokens.clear();
+  return d;
+}
+
+GenerateResult SessionImpl::generate(std::span<const int32_t> context,
+                                     const GenerateOptions& options,
+                                     const std::function<void(std::string_view)>& onText,
+                                     const std::function<void(int32_t)>& onToken) {
+  if (context.empty()) throw Error("generate: the context is empty");
+  if (options.maxNewTokens < 1) throw Error("generate: maxNewTokens must be at least 1");
+  if (!options.stop.empty() && tokenizer_ == nullptr)
+    throw Error("generate: stop strings need the model's tokenizer.json");
+  if (options.grammar && (tokenizer_ == nullptr || !env_.grammarVocabulary))
+    throw Error("generate: a grammar needs the model's tokenizer.json");
+  Sampler sampler(options.sampling);
+  Sampler draftSampler(draftParams(options.sampling));
+  const std::vector<int>& eosIds = transformer_.config().eosTokenIds;
+  StopMatcher stops(options.stop, options.ignoreEos ? std::vector<int32_t>()
+                                                    : std::vector<int32_t>(eosIds.begin(), eosIds.end()));
+  std::optional<GrammarMatcher> grammar;
+  if (options.grammar) grammar.emplace(options.grammar, env_.grammarVocabulary());
+  const bool feedMtp = mtp_ && env_.speculation && env_.speculation->settings().mtp != DrafterMode::Off;
+  // Hidden rows kept for the MTP layer: all of them while it drafts, a recent window while the
+  // tuner has it paused (a probe then starts from that window instead of the whole backlog).
+  auto mtpBacklog = [&] {
+    return env_.speculation->allows(spec::DrafterKind::Mtp) ? std::numeric_limits<int64_t>::max()
+                                                            : kPausedMtpBacklog;
+  };
+
+  GenerateResult result;
+  result.promptTokens = static_cast<int64_t>(context.size());
+  // Prefix reuse: keep what the cache shares with the context, but always evaluate at least
+  // the last context token, whose logits give the first new token.
+  // A fresh session copies what another conversation with the same opening computed.
+  const bool fresh = tokens_.empty();
+  if (fresh && env_.prefixes) {
+    const int64_t copied = env_.prefixes->restore(context, cache_);
+    tokens_.assign(context.begin(), context.begin() + copied);
+  }
+  const auto shared = std::mismatch(tokens_.begin(), tokens_.end(), context.begin(), context.end());
+  result.reusedTokens = std::min<int64_t>(shared.first - tokens_.begin(),
+                                          static_cast<int64_t>(context.size()) - 1);
+  truncate(result.reusedTokens);
+
+  const auto start = Clock::now();
+  StepResult step = append(context.subspan(static_cast<size_t>(result.reusedTokens)));
+  if (feedMtp) mtp_->observe(result.reusedTokens, step.hidden, mtpBacklog());
+  if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
+  const int vocab = transformer_.config().vocabSize;
+  std::optional<Tokenizer::StreamDecoder> decoder;
+  if (tokenizer_) decoder.emplace(*tokenizer_);
+  std::vector<int32_t> history(context.begin(), context.end());
+  auto firstToken = Clock::now();
+
+  auto emitText = [&](const StopMatcher::Output& out) {
+    result.text += out.text;
+    if (onText && !out.text.empty()) onText(out.text);
+  };
+  // One sampled token out; true when generation ends with it.
+  auto emit = [&](int32_t token) {
+    if (result.tokens.empty()) firstToken = Clock::now();
+    result.tokens.push_back(token);
+    history.push_back(token);
+    if (onToken) onToken(token);
+    const bool grammarDone = grammar && grammar->finished();
+    emitText(stops.push(token, decoder ? decoder->push(token) : std::string()));
+    if (stops.stopped() || grammarDone) {
+      if (!stops.stopped()) emitText(stops.finish());
+      result.finishReason = "stop";
+      return true;
+    }
+    if (static_cast<int>(result.tokens.size()) >= options.maxNewTokens) {
+      if (decoder) emitText(stops.push(decoder->flush()));
+      emitText(stops.finish());
+      result.finishReason = "length";
+      return true;
+    }
+    if (options.cancel && options.cancel->load()) {
+      emitText(stops.finish());
+      result.finishReason = "cancelled";
+      return true;
+    }
+    return false;
+  };
+  std::vector<float> masked;
+  auto constrained = [&](const float* row) -> std::span<const float> {
+    if (!grammar) return {row, static_cast<size_t>(vocab)};
+    masked.assign(row, row + vocab);
+    grammar->mask(masked);
+    if (std::all_of(masked.begin(), masked.end(),
+                    [](float l) { return l == -std::numeric_limits<float>::infinity(); }))
+      throw Error("generate: the grammar allows no token here (it needs an end token the model lacks, or text the vocabulary cannot spell)");
+    return masked;
+  };
+  auto accept = [&](int32_t token) {
+    if (grammar && !grammar->accept(token))
+      throw Error("generate: token " + std::to_string(token) + " was sampled against the grammar");
+  };
+
+  int32_t next = sampler.sample(constrained(step.logits.data() + step.logits.size() - vocab), history);
+  accept(next);
+  bool done = emit(next);
+  while (!done) {
+    const auto roundStart = Clock::now();
+    const int64_t before = cache_.length();  // `next` goes here
+    const int budget = options.maxNewTokens - static_cast<int>(result.tokens.size());
+    Draft draft = chooseDraft(history, budget - 1, grammar ? &*grammar : nullptr, draftSampler);
+    const auto drafted = static_cast<int>(draft.tokens.size());
+    std::vector<int32_t> batch{next};
+    batch.insert(batch.end(), draft.tokens.begin(), draft.tokens.end());
+    step = appendRows(batch, drafted > 0);
+
+    // Row i holds the logits after batch[i]: sample it as plain decoding would; the draft
+    // token stands when it is what was sampled.
+    int accepted = 0;
+    int rows = 0;
+    for (int i = 0; i <= drafted; ++i) {
+      const std::span<const float> logits = constrained(step.logits.data() + static_cast<size_t>(i) * vocab);
+      int32_t token;
+      if (i < drafted && !draft.q.empty()) {
+        bool kept = false;
+        token = sampler.verifyDraft(logits, history, draft.tokens[i], draft.q[i], kept);
+      } else {
+        token = sampler.sample(logits, history);
+      }
+      accept(token);
+      done = emit(token);
+      rows = i + 1;
+      if (done || i == drafted || token != draft.tokens[i]) {
+        next = token;
+        break;
+      }
+      ++accepted;
+    }
+    // Roll back the rows of rejected drafts (every layer's latent, rope and indexer keys).
+    truncate(before + rows);
+    if (feedMtp)
+      mtp_->observe(before, {step.hidden.data(), static_cast<size_t>(rows) * transformer_.config().hiddenSize},
+                    mtpBacklog());
+    ++result.speculation.forwards;
+    result.speculation.drafted += drafted;
+    result.speculation.accepted += accepted;
+    if (env_.speculation) {
+      const double seconds = secondsSince(roundStart);
+      if (drafted == 0) env_.speculation->recordPlain(seconds);
+      else env_.speculation->recordRound(draft.kind, drafted, accepted, rows, seconds);
+    }
+  }
+  result.prefillSeconds = std::chrono::duration<double>(firstToken - start).count();
+  result.decodeSeconds = secondsSince(firstToken);
+  return result;
+}
+
+}  // namespace strata::model

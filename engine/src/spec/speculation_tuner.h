@@ -1,0 +1,62 @@
+#pragma once
+// Self-tuning speculation: per drafter, measured acceptance and net speed against plain
+// decoding measured in the same run; a drafter in Auto mode that loses is switched off and
+// probed again after a pause that doubles with every failed probe. Shared by an engine's
+// sessions (thread-safe), so what one conversation learns the next one uses.
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "strata/speculation.h"
+
+namespace strata::spec {
+
+enum class DrafterKind { Mtp = 0, Ngram = 1, Grammar = 2 };
+constexpr int kDrafterKinds = 3;
+const char* drafterName(DrafterKind kind);
+
+class SpeculationTuner {
+ public:
+  explicit SpeculationTuner(const SpeculationSettings& settings);
+
+  void setSettings(const SpeculationSettings& settings);
+  SpeculationSettings settings() const;
+
+  // Whether `kind` may propose drafts now.
+  bool allows(DrafterKind kind) const;
+  // A plain decoding step took `seconds` (one token).
+  void recordPlain(double seconds);
+  // Plain decoding has no recent measurement while drafters keep proposing: the caller should
+  // run one plain step so the comparison stays fair as the context grows.
+  bool wantsPlainSample() const;
+  // A verify pass with `kind`'s drafts: `drafted` proposed, `accepted` kept (a prefix),
+  // `produced` tokens emitted by it (accepted + 1 unless generation ended), drafting included.
+  void recordRound(DrafterKind kind, int drafted, int accepted, int produced, double seconds);
+
+  std::vector<DrafterStats> stats() const;
+
+ private:
+  struct Drafter {
+    int64_t rounds = 0, drafted = 0, accepted = 0, firstAccepted = 0, produced = 0;
+    // Exponential moving averages of the recent rounds (the context keeps growing).
+    double secondsPerRound = 0, tokensPerRound = 0;
+    int64_t recentRounds = 0;   // rounds since it was (re)enabled
+    bool enabled = true;        // Auto: winning or on probation
+    int64_t pausedUntil = 0;    // plain tokens count at which a paused drafter is probed
+    int failedProbes = 0;
+  };
+  double speedupLocked(const Drafter& d) const;
+  bool allowsLocked(DrafterKind kind) const;
+  DrafterMode modeLocked(DrafterKind kind) const;
+
+  mutable std::mutex mutex_;
+  SpeculationSettings settings_;
+  std::array<Drafter, kDrafterKinds> drafters_;
+  double plainSeconds_ = 0;      // EMA of a plain step
+  int64_t plainSteps_ = 0;
+  int64_t tokens_ = 0;           // tokens produced, plain or speculative (the tuner's clock)
+  int64_t lastPlainAt_ = 0;      // tokens_ at the latest plain measurement
+};
+
+}  // namespace strata::spec

@@ -1,0 +1,281 @@
+// Speculative decoding is lossless: the same tokens with each drafter on as with every drafter
+// off (greedy and seeded sampling, f32 and native weights), the KV cache left exactly as plain
+// decoding leaves it, and rejection sampling (MTP drafts at temperature > 0) draws exactly
+// the target distribution (chi-square). Also: n-gram drafts, the self-tuning verdicts, and
+// that the MTP head of the bundled model really predicts (acceptance far above chance).
+#include <QTemporaryDir>
+#include <QTest>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures.h"
+#include "spec/ngram_drafter.h"
+#include "spec/speculation_tuner.h"
+#include "strata/chat.h"
+#include "strata/engine.h"
+
+namespace fs = std::filesystem;
+using namespace strata;
+
+namespace {
+
+fs::path tinyModel() { return fs::path(STRATA_RESOURCES_DIR) / "models" / "strata-tiny"; }
+
+SpeculationSettings only(const std::string& drafter, int depth = 3) {
+  SpeculationSettings s;
+  s.mtp = drafter == "mtp" ? DrafterMode::On : DrafterMode::Off;
+  s.ngram = drafter == "ngram" ? DrafterMode::On : DrafterMode::Off;
+  s.grammar = drafter == "grammar" ? DrafterMode::On : DrafterMode::Off;
+  s.mtpDepth = depth;
+  return s;
+}
+
+// The first `count` eval questions of the bundled model, as prompt token ids.
+std::vector<std::vector<int32_t>> evalPrompts(const Engine& engine, int count, int stride = 7) {
+  std::ifstream in(tinyModel() / "eval.jsonl");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<std::vector<int32_t>> prompts;
+  ChatOptions chat;
+  chat.addGenerationPrompt = true;
+  for (size_t i = 0; i < lines.size() && static_cast<int>(prompts.size()) < count; i += stride) {
+    const auto row = nlohmann::ordered_json::parse(lines[i]);
+    prompts.push_back(engine.tokenizer()->encode(renderGlmChat(parseChatMessages(row["messages"]), {}, chat)));
+  }
+  return prompts;
+}
+
+GenerateOptions options(float temperature, int tokens, uint64_t seed = 7) {
+  GenerateOptions o;
+  o.sampling.temperature = temperature;
+  o.sampling.topP = temperature > 0 ? 0.95f : 1.0f;
+  o.sampling.seed = seed;
+  o.maxNewTokens = tokens;
+  o.ignoreEos = true;  // long outputs: more rounds, more chances to differ
+  return o;
+}
+
+std::vector<char> fileBytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+class TestSpeculation : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+
+ private slots:
+  void initTestCase() { QVERIFY(tmp_.isValid()); }
+
+  // Each drafter forced on gives exactly the tokens of plain decoding, and really drafted.
+  void sameTokensAsPlainDecoding_data() {
+    QTest::addColumn<QString>("drafter");
+    QTest::addColumn<int>("precision");
+    QTest::addColumn<float>("temperature");
+    for (const char* d : {"mtp", "ngram"}) {
+      QTest::addRow("%s greedy f32", d) << QString(d) << int(Precision::F32) << 0.0f;
+      QTest::addRow("%s greedy native", d) << QString(d) << int(Precision::Native) << 0.0f;
+    }
+    // Sampling: deterministic drafts are verified by sampling each row as plain decoding
+    // would, so even the random draws are the same.
+    QTest::addRow("ngram sampled f32") << QString("ngram") << int(Precision::F32) << 0.8f;
+  }
+  void sameTokensAsPlainDecoding() {
+    QFETCH(QString, drafter);
+    QFETCH(int, precision);
+    QFETCH(float, temperature);
+    EngineSettings plainSettings;
+    plainSettings.precision = static_cast<Precision>(precision);
+    plainSettings.speculation = only("none");
+    EngineSettings specSettings = plainSettings;
+    specSettings.speculation = only(drafter.toStdString());
+    auto plain = Engine::open(tinyModel(), plainSettings);
+    auto spec = Engine::open(tinyModel(), specSettings);
+    int64_t drafted = 0, accepted = 0;
+    for (const auto& prompt : evalPrompts(*plain, 4)) {
+      const GenerateResult a = plain->newSession()->generate(prompt, options(temperature, 48));
+      const GenerateResult b = spec->newSession()->generate(prompt, options(temperature, 48));
+      QCOMPARE(b.tokens, a.tokens);
+      QCOMPARE(a.speculation.drafted, int64_t{0});
+      QVERIFY(b.speculation.forwards < a.speculation.forwards || b.speculation.accepted == 0);
+      drafted += b.speculation.drafted;
+      accepted += b.speculation.accepted;
+    }
+    QVERIFY2(drafted > 0, "the drafter never proposed anything");
+    QVERIFY2(accepted > 0, "no draft token was ever accepted");
+  }
+
+  // After speculative generation the saved KV cache is byte-for-byte what plain decoding
+  // leaves: rejected drafts were rolled back in every layer, indexer keys included.
+  void rollbackLeavesThePlainCache() {
+    EngineSettings plainSettings;
+    plainSettings.speculation = only("none");
+    EngineSettings specSettings;
+    specSettings.speculation = only("mtp", 4);
+    auto plain = Engine::open(tinyModel(), plainSettings);
+    auto spec = Engine::open(tinyModel(), specSettings);
+    // Long enough that the DSA indexer prunes (index_topk 32) while drafts are verified.
+    const auto prompt = evalPrompts(*plain, 1).front();
+    auto a = plain->newSession();
+    auto b = spec->newSession();
+    const GenerateResult ra = a->generate(prompt, options(0, 60));
+    const GenerateResult rb = b->generate(prompt, options(0, 60));
+    QCOMPARE(rb.tokens, ra.tokens);
+    QVERIFY(rb.speculation.drafted > rb.speculation.accepted);  // something was rolled back
+    QCOMPARE(b->length(), a->length());
+    QCOMPARE(b->tokens(), a->tokens());
+    const fs::path fa = fs::path(tmp_.path().toStdString()) / "plain.kv";
+    const fs::path fb = fs::path(tmp_.path().toStdString()) / "spec.kv";
+    a->save(fa);
+    b->save(fb);
+    QVERIFY(fileBytes(fa) == fileBytes(fb));
+    // And the next turn continues identically.
+    std::vector<int32_t> next = prompt;
+    next.insert(next.end(), ra.tokens.begin(), ra.tokens.end());
+    QCOMPARE(b->generate(next, options(0, 20)).tokens, a->generate(next, options(0, 20)).tokens);
+  }
+
+  // The bundled model's MTP head was trained with an MTP loss: its first draft token agrees
+  // with the model's own greedy choice far more often than chance (1 in 3072).
+  void mtpHeadPredicts() {
+    EngineSettings s;
+    s.speculation = only("mtp", 1);
+    auto engine = Engine::open(tinyModel(), s);
+    int64_t drafted = 0, accepted = 0;
+    for (const auto& prompt : evalPrompts(*engine, 6)) {
+      const GenerateResult r = engine->newSession()->generate(prompt, options(0, 24));
+      drafted += r.speculation.drafted;
+      accepted += r.speculation.accepted;
+    }
+    QVERIFY(drafted >= 60);
+    const double acceptance = static_cast<double>(accepted) / static_cast<double>(drafted);
+    qInfo("MTP depth-1 acceptance on eval prompts: %.3f (%lld of %lld)", acceptance,
+          static_cast<long long>(accepted), static_cast<long long>(drafted));
+    QVERIFY2(acceptance > 0.5, qPrintable(QString("acceptance %1").arg(acceptance)));
+    bool listed = false;
+    for (const DrafterStats& d : engine->speculationStats())
+      if (d.name == "mtp") {
+        listed = true;
+        QCOMPARE(d.drafted, drafted);
+        QCOMPARE(d.accepted, accepted);
+      }
+    QVERIFY(listed);
+  }
+
+  // Rejection sampling keeps the target distribution: drafts drawn from a different q, the
+  // verified tokens' histogram against p by chi-square (6 tokens, 5 degrees of freedom).
+  void rejectionSamplingIsExact_data() {
+    QTest::addColumn<int>("topK");
+    QTest::addColumn<float>("temperature");
+    QTest::newRow("full distribution") << 0 << 1.0f;
+    QTest::newRow("top-k 4, temperature 0.7") << 4 << 0.7f;
+  }
+  void rejectionSamplingIsExact() {
+    QFETCH(int, topK);
+    QFETCH(float, temperature);
+    const std::vector<float> logits{1.2f, 0.3f, -0.5f, 2.0f, 0.0f, -1.5f};
+    SamplingParams params;
+    params.temperature = temperature;
+    params.topK = topK;
+    params.seed = 42;
+    Sampler target(params);
+    const std::vector<TokenProbability> p = target.distribution(logits, {});
+    std::vector<double> expected(logits.size(), 0.0);
+    for (const TokenProbability& t : p) expected[t.id] = t.p;
+    // A draft distribution unlike p: it favours what p does not.
+    const std::vector<TokenProbability> q{{0, 0.05}, {1, 0.3}, {2, 0.3}, {3, 0.05}, {4, 0.2}, {5, 0.1}};
+    std::mt19937_64 rng(1);
+    std::discrete_distribution<int> drawDraft({0.05, 0.3, 0.3, 0.05, 0.2, 0.1});
+    const int draws = 200000;
+    std::vector<double> seen(logits.size(), 0.0);
+    int accepted = 0;
+    for (int i = 0; i < draws; ++i) {
+      const int32_t draft = drawDraft(rng);
+      bool kept = false;
+      const int32_t token = target.verifyDraft(logits, {}, draft, q, kept);
+      QCOMPARE(kept, token == draft);
+      seen[token] += 1;
+      accepted += kept;
+    }
+    double chi2 = 0;
+    for (size_t t = 0; t < logits.size(); ++t) {
+      if (expected[t] == 0) {
+        QCOMPARE(seen[t], 0.0);  // excluded by top-k: never emitted
+        continue;
+      }
+      const double e = expected[t] * draws;
+      chi2 += (seen[t] - e) * (seen[t] - e) / e;
+    }
+    // 99.9th percentile of chi-square with 5 (or 3) degrees of freedom: 20.5 (16.3).
+    const double limit = topK == 4 ? 16.3 : 20.5;
+    qInfo("chi-square %.2f (limit %.1f), acceptance %.3f", chi2, limit, double(accepted) / draws);
+    QVERIFY2(chi2 < limit, qPrintable(QString("chi-square %1").arg(chi2)));
+    // Acceptance is sum(min(p, q)) in expectation.
+    double overlap = 0;
+    for (const TokenProbability& t : q) overlap += std::min(t.p, expected[t.id]);
+    QVERIFY(std::abs(double(accepted) / draws - overlap) < 0.01);
+  }
+
+  void ngramDraftsFollowEarlierText() {
+    using spec::ngramDraft;
+    const std::vector<int32_t> seq{5, 6, 7, 8, 9, 1, 2, 5, 6, 7};
+    QCOMPARE(ngramDraft(seq, 2, 8, 3), (std::vector<int32_t>{8, 9, 1}));
+    QCOMPARE(ngramDraft(seq, 2, 8, 10), (std::vector<int32_t>{8, 9, 1, 2, 5, 6, 7}));
+    QVERIFY(ngramDraft(seq, 4, 8, 3).empty());  // "5 6 7" is only 3 tokens long
+    // The longest match wins over a later, shorter one.
+    const std::vector<int32_t> two{1, 2, 3, 40, 9, 3, 50, 1, 2, 3};
+    QCOMPARE(ngramDraft(two, 1, 8, 1), (std::vector<int32_t>{40}));
+    QVERIFY(ngramDraft(std::vector<int32_t>{1, 2, 3, 4}, 1, 8, 4).empty());
+  }
+
+  // Self-tuning: a drafter slower than plain decoding is paused after its warm-up, probed
+  // again later, and one that wins stays on; forced modes are never paused.
+  void tunerPausesLosersAndProbesAgain() {
+    SpeculationSettings s;
+    spec::SpeculationTuner tuner(s);
+    using spec::DrafterKind;
+    tuner.recordPlain(0.010);
+    for (int i = 0; i < 8; ++i) tuner.recordRound(DrafterKind::Ngram, 4, 0, 1, 0.012);  // 1 token / 12 ms
+    QVERIFY(!tuner.allows(DrafterKind::Ngram));
+    for (int i = 0; i < 8; ++i) tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.014);  // 3 / 14 ms
+    QVERIFY(tuner.allows(DrafterKind::Mtp));
+    for (const DrafterStats& d : tuner.stats())
+      if (d.name == "mtp") QVERIFY(std::abs(d.speedup - 3 / 0.014 * 0.010) < 1e-6);
+    for (int i = 0; i < 4096 && !tuner.allows(DrafterKind::Ngram); ++i) tuner.recordPlain(0.010);
+    QVERIFY2(tuner.allows(DrafterKind::Ngram), "a paused drafter is probed again");
+
+    s.ngram = DrafterMode::On;
+    spec::SpeculationTuner forced(s);
+    forced.recordPlain(0.010);
+    for (int i = 0; i < 20; ++i) forced.recordRound(DrafterKind::Ngram, 4, 0, 1, 0.050);
+    QVERIFY(forced.allows(DrafterKind::Ngram));
+    s.mtp = DrafterMode::Off;
+    QVERIFY(!spec::SpeculationTuner(s).allows(DrafterKind::Mtp));
+  }
+
+  void settingsAreValidated() {
+    SpeculationSettings s;
+    s.mtpDepth = 0;
+    QVERIFY_THROWS_EXCEPTION(Error, validateSpeculationSettings(s));
+    s = {};
+    s.ngramMaxDraft = 100;
+    try {
+      validateSpeculationSettings(s);
+      QFAIL("accepted a 100-token n-gram draft");
+    } catch (const Error& e) {
+      QVERIFY(std::string(e.what()).find("n-gram draft length") != std::string::npos);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSpeculation)
+#include "test_speculation.moc"
