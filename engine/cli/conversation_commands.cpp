@@ -15,6 +15,7 @@
 #include "memory_options.h"
 #include "strata/chat.h"
 #include "strata/engine.h"
+#include "strata/grammar.h"
 
 namespace strata::cli {
 namespace {
@@ -28,7 +29,24 @@ struct ConversationSetup {
 
 const std::vector<std::string> kConversationOptions = {
     "model", "system", "max-new", "temperature", "top-p", "top-k", "min-p", "repeat-penalty",
-    "seed", "no-think", "threads", "precision", "ram-gb", "io", "kv-precision"};
+    "seed", "no-think", "threads", "precision", "ram-gb", "io", "kv-precision",
+    "grammar", "json-schema"};
+
+// --grammar FILE (GBNF) or --json-schema FILE: every reply must follow it. Read before the
+// model opens, so a bad file fails at once, its message naming the file.
+std::shared_ptr<const Grammar> grammarOption(const Args& args) {
+  if (args.has("grammar") && args.has("json-schema"))
+    throw UsageError("give --grammar or --json-schema, not both");
+  const bool gbnf = args.has("grammar");
+  if (!gbnf && !args.has("json-schema")) return nullptr;
+  const std::string path = args.require(gbnf ? "grammar" : "json-schema");
+  const std::string text = io::readFileText(path);
+  try {
+    return gbnf ? Grammar::fromGbnf(text) : Grammar::fromJsonSchema(text);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
 
 float parseFloat(const std::string& text, const std::string& what) {
   return static_cast<float>(parseDouble(text, what));
@@ -36,6 +54,7 @@ float parseFloat(const std::string& text, const std::string& what) {
 
 ConversationSetup setUp(const Args& args) {
   ConversationSetup s;
+  s.generate.grammar = grammarOption(args);
   EngineSettings settings;
   if (args.has("threads")) settings.threads = parseInt(args.require("threads"), "--threads");
   const std::string precision = args.get("precision", "f32");
@@ -59,7 +78,8 @@ ConversationSetup setUp(const Args& args) {
   validateSamplingParams(p);
   s.generate.maxNewTokens = parseInt(args.get("max-new", "512"), "--max-new");
   s.chat.addGenerationPrompt = true;
-  s.chat.enableThinking = !args.has("no-think");
+  // A grammar shapes the whole reply, which leaves no room for thinking first.
+  s.chat.enableThinking = !args.has("no-think") && !s.generate.grammar;
   s.system = args.get("system", "");
   return s;
 }

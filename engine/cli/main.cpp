@@ -30,10 +30,12 @@ const std::vector<Command>& commands() {
             [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R]
             [--seed S] [--threads N] [--precision f32|native] [--ram-gb X]
             [--io direct|buffered|uring] [--kv-precision f32|bf16|f16]
+            [--grammar FILE.gbnf | --json-schema FILE.json]
             One answer to a prompt, rendered with the GLM chat format. The answer goes to
             stdout; the thinking and a speed line go to stderr. --ram-gb: the memory budget; the
             experts of a Strata container then stream from disk (the engine refuses a budget
-            that cannot hold the model's minimum, with the numbers).)"},
+            that cannot hold the model's minimum, with the numbers). --grammar (GBNF) or
+            --json-schema: the answer follows the grammar (no thinking; docs/grammar.md).)"},
       {"chat", {"no-think"}, strata::cli::runChat,
        R"(chat      --model DIR [same options as run, without --prompt] [--session FILE]
             Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.

@@ -1,6 +1,7 @@
 #include "completion_request.h"
 
 #include "api_error.h"
+#include "response_format.h"
 
 namespace strata::server {
 namespace {
@@ -109,6 +110,8 @@ void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed
   r.generate.stop = stopStrings(body);
   r.generate.ignoreEos = boolean(body, "ignore_eos", false);  // vLLM's extension
 
+  r.generate.grammar = parseResponseFormat(body);
+
   r.stream = boolean(body, "stream", false);
   if (const Json* options = field(body, "stream_options")) {
     if (!options->is_object())
@@ -174,6 +177,8 @@ CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSetti
               "expected an object, not " + std::string(kwargs->type_name()));
     r.enableThinking = boolean(*kwargs, "enable_thinking", true);
   }
+  // The grammar shapes the whole reply, which leaves no room for thinking first.
+  if (r.generate.grammar) r.enableThinking = false;
   return r;
 }
 

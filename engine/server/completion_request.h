@@ -18,7 +18,7 @@ struct CompletionRequest {
   std::vector<nlohmann::ordered_json> tools;  // chat; empty also for tool_choice "none"
   bool enableThinking = true;                 // chat_template_kwargs.enable_thinking (vLLM's)
   std::string prompt;                         // completions
-  GenerateOptions generate;                   // sampling, token limit, stop strings
+  GenerateOptions generate;                   // sampling, limits, stop strings, grammar
   bool stream = false;
   bool includeUsage = false;  // stream_options.include_usage
 };
