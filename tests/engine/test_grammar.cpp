@@ -488,10 +488,10 @@ class TestGrammar : public QObject {
         "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}}, \"required\": "
         "[\"name\"]}");
     GrammarMatcher m = matcherFor(g);
-    QCOMPARE(m.forcedBytes(), std::string("{\"name\":"));
+    QCOMPARE(m.forcedBytes(), std::string("{\"name\": \""));
     QCOMPARE(m.forcedBytes(3), std::string("{\"n"));
     QVERIFY(acceptTokens(m, "{\""));
-    QCOMPARE(m.forcedBytes(), std::string("name\":"));
+    QCOMPARE(m.forcedBytes(), std::string("name\": \""));
     QVERIFY(acceptTokens(m, "name\": \""));
     QCOMPARE(m.forcedBytes(), std::string());  // any character or the closing quote
     QVERIFY(acceptTokens(m, "x\""));
@@ -633,12 +633,13 @@ class TestGrammar : public QObject {
     }
   }
 
-  void schemaOutputsAreCompact() {
+  // One spelling: separators exactly ": " and ", ", no other white space.
+  void schemaOutputsHaveOneSpelling() {
     const auto g = Grammar::fromJsonSchema(kPersonSchema);
-    QVERIFY(acceptsText(g, "{\"name\":\"A\",\"age\":1}"));
     QVERIFY(acceptsText(g, "{\"name\": \"A\", \"age\": -20, \"tags\": [\"a\", \"c\"]}"));
+    QVERIFY(!acceptsText(g, "{\"name\":\"A\",\"age\":1}"));                   // spaces required
     QVERIFY(!acceptsText(g, "{ \"name\": \"A\", \"age\": 1}"));               // no space after '{'
-    QVERIFY(!acceptsText(g, "{\"name\":  \"A\", \"age\": 1}"));               // one space at most
+    QVERIFY(!acceptsText(g, "{\"name\":  \"A\", \"age\": 1}"));               // exactly one
     QVERIFY(!acceptsText(g, "{\"age\": 1, \"name\": \"A\"}"));                // schema order
     QVERIFY(!acceptsText(g, "{\"name\": \"\", \"age\": 1}"));                 // minLength 1
     QVERIFY(!acceptsText(g, "{\"name\": \"A\", \"age\": 1.5}"));              // an integer
@@ -649,7 +650,7 @@ class TestGrammar : public QObject {
     QVERIFY(acceptsText(g, "{\"name\": \"\\u00e9\\n\\\"\", \"age\": 0}"));
     QVERIFY(!acceptsText(g, "{\"name\": \"\\ud83d\\ude00\", \"age\": 0}"));  // escaped surrogates
     // What the schema became re-parses as GBNF.
-    QVERIFY(acceptsText(Grammar::fromGbnf(g->gbnf()), "{\"name\":\"A\",\"age\":1}"));
+    QVERIFY(acceptsText(Grammar::fromGbnf(g->gbnf()), "{\"name\": \"A\", \"age\": 1}"));
   }
 
   void anyJsonObject() {

@@ -72,7 +72,7 @@ class TestResponseFormat : public QObject {
 
     Json completion = {{"model", "tiny"}, {"prompt", "Hi"}, {"response_format", format}};
     const auto r = strata::server::parseCompletionRequest(completion, settings(), 1);
-    QVERIFY(accepts(r.generate.grammar, "{\"city\":\"Rome\"}"));
+    QVERIFY(accepts(r.generate.grammar, "{\"city\": \"Rome\"}"));
   }
 
   void invalidFormatsAreNamed_data() {

@@ -1,5 +1,8 @@
 // The GBNF rules every JSON grammar shares: values, strings, numbers and the white space
-// policy (one optional space after ':' and ','; none elsewhere, so a model cannot pad forever).
+// policy: the separators are exactly ": " and ", " (Python's json.dumps style, what models
+// mostly write) and there is no other white space. One fixed spelling means the grammar forces
+// every separator and key (speculative decoding drafts them for free), and a model cannot pad
+// forever.
 #include "grammar/json_rules.h"
 
 #include <map>
@@ -13,7 +16,7 @@ namespace {
 // exponent: every double round-trips, and a model cannot write digits without end.
 const std::map<std::string, std::string>& primitives() {
   static const std::map<std::string, std::string> rules = {
-      {"sp", R"(" "?)"},
+      {"sp", R"(" ")"},
       {"value", R"(object | array | string | number | "true" | "false" | "null")"},
       {"object", R"("{" ( string ":" sp value ( "," sp string ":" sp value )* )? "}")"},
       {"array", R"("[" ( value ( "," sp value )* )? "]")"},
