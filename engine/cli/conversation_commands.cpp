@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "io/durable_file.h"
 #include "memory_options.h"
+#include "speculation_options.h"
 #include "strata/chat.h"
 #include "strata/engine.h"
 #include "strata/grammar.h"
@@ -30,7 +31,7 @@ struct ConversationSetup {
 const std::vector<std::string> kConversationOptions = {
     "model", "system", "max-new", "temperature", "top-p", "top-k", "min-p", "repeat-penalty",
     "seed", "no-think", "threads", "precision", "ram-gb", "io", "kv-precision",
-    "grammar", "json-schema"};
+    "grammar", "json-schema", "speculate", "mtp-depth"};
 
 // --grammar FILE (GBNF) or --json-schema FILE: every reply must follow it. Read before the
 // model opens, so a bad file fails at once, its message naming the file.
@@ -61,6 +62,7 @@ ConversationSetup setUp(const Args& args) {
   if (precision == "native") settings.precision = Precision::Native;
   else if (precision != "f32") throw UsageError("--precision must be f32 or native");
   applyMemoryOptions(args, settings.memory);
+  applySpeculationOptions(args, settings.speculation);
   const auto kvPrecision = parseKvPrecision(args.get("kv-precision", "f32"));
   if (!kvPrecision) throw UsageError("--kv-precision must be f32, bf16 or f16");
   settings.kvPrecision = *kvPrecision;
@@ -145,13 +147,29 @@ class ReplyPrinter {
   std::string buffer_;
 };
 
-void printSpeed(const GenerateResult& r) {
+// Speculation in one reply, and each drafter's measured acceptance and speed-up so far.
+std::string speculationLine(const Engine& engine, const SpeculationSummary& s) {
+  if (s.drafted == 0) return "";
+  char text[96];
+  std::snprintf(text, sizeof text, ", %.2f tokens/pass, %lld of %lld drafts kept", s.tokensPerForward(),
+                static_cast<long long>(s.accepted), static_cast<long long>(s.drafted));
+  std::string line = text;
+  for (const DrafterStats& d : engine.speculationStats()) {
+    if (d.rounds == 0) continue;
+    std::snprintf(text, sizeof text, " (%s %.0f%%, x%.2f%s)", d.name.c_str(), 100.0 * d.acceptance,
+                  d.speedup, d.active ? "" : ", paused");
+    line += text;
+  }
+  return line;
+}
+
+void printSpeed(const Engine& engine, const GenerateResult& r) {
   const double tokensPerSecond =
       r.decodeSeconds > 0 ? static_cast<double>(r.tokens.size() - 1) / r.decodeSeconds : 0.0;
-  std::fprintf(stderr, "[%zu tokens, %.1f tokens/s, prompt %lld tokens (%lld reused) in %.0f ms, %s]\n",
+  std::fprintf(stderr, "[%zu tokens, %.1f tokens/s, prompt %lld tokens (%lld reused) in %.0f ms, %s%s]\n",
                r.tokens.size(), tokensPerSecond, static_cast<long long>(r.promptTokens),
                static_cast<long long>(r.reusedTokens), r.prefillSeconds * 1000.0,
-               r.finishReason.c_str());
+               r.finishReason.c_str(), speculationLine(engine, r.speculation).c_str());
 }
 
 // One assistant turn: render, generate, print; returns the parsed reply.
@@ -161,7 +179,7 @@ AssistantReply reply(ConversationSetup& s, Session& session, const std::vector<C
   ReplyPrinter printer(s.chat.enableThinking);
   const GenerateResult r = session.generate(ids, s.generate, std::ref(printer));
   printer.finish();
-  printSpeed(r);
+  printSpeed(*s.engine, r);
   return parseGlmReply(r.text, s.chat.enableThinking);
 }
 

@@ -31,11 +31,15 @@ const std::vector<Command>& commands() {
             [--seed S] [--threads N] [--precision f32|native] [--ram-gb X]
             [--io direct|buffered|uring] [--kv-precision f32|bf16|f16]
             [--grammar FILE.gbnf | --json-schema FILE.json]
+            [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N]
             One answer to a prompt, rendered with the GLM chat format. The answer goes to
             stdout; the thinking and a speed line go to stderr. --ram-gb: the memory budget; the
             experts of a Strata container then stream from disk (the engine refuses a budget
             that cannot hold the model's minimum, with the numbers). --grammar (GBNF) or
-            --json-schema: the answer follows the grammar (no thinking; docs/grammar.md).)"},
+            --json-schema: the answer follows the grammar (no thinking; docs/grammar.md).
+            --speculate: speculative decoding, lossless (docs/speculative-decoding.md); auto
+            (default) keeps each drafter only while it measurably wins, a list forces those
+            drafters on; the speed line shows tokens per pass and each drafter's acceptance.)"},
       {"chat", {"no-think"}, strata::cli::runChat,
        R"(chat      --model DIR [same options as run, without --prompt] [--session FILE]
             Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.
@@ -137,6 +141,7 @@ const std::vector<Command>& commands() {
        R"(serve     --model DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--slots N]
             [--queue N] [--model-id NAME] [--max-body-bytes N] [--max-prompt-tokens N]
             [--timeout-s S] [--cors] [--threads N] [--ram-gb X] [--io direct|buffered|uring]
+            [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N]
             OpenAI-compatible HTTP server: GET /health, GET /v1/models, POST
             /v1/chat/completions and /v1/completions (streaming with SSE). Loopback by default;
             port 0 picks a free port. Prints "listening on http://HOST:PORT"; SIGINT or SIGTERM

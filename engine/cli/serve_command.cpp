@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "http_server.h"
 #include "memory_options.h"
+#include "speculation_options.h"
 #include "strata/engine.h"
 
 namespace strata::cli {
@@ -46,12 +47,14 @@ server::ServerSettings serverSettings(const Args& args, const std::filesystem::p
 
 int runServe(const Args& args) {
   args.allowOnly({"model", "model-id", "host", "port", "api-key", "slots", "queue", "ram-gb", "io",
-                  "threads", "max-body-bytes", "max-prompt-tokens", "timeout-s", "cors"});
+                  "threads", "max-body-bytes", "max-prompt-tokens", "timeout-s", "cors", "speculate",
+                  "mtp-depth"});
   const std::filesystem::path model = args.require("model");
   const server::ServerSettings settings = serverSettings(args, model);
   EngineSettings engineSettings;
   if (args.has("threads")) engineSettings.threads = parseInt(args.require("threads"), "--threads");
   applyMemoryOptions(args, engineSettings.memory);
+  applySpeculationOptions(args, engineSettings.speculation);
 
   // Block the stop signals in every thread (threads inherit the mask, so before any is
   // created); one thread waits for them with sigwait and stops the server.
