@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "fixtures.h"
 #include "spec/ngram_drafter.h"
 #include "spec/speculation_tuner.h"
@@ -112,6 +113,34 @@ class TestSpeculation : public QObject {
     }
     QVERIFY2(drafted > 0, "the drafter never proposed anything");
     QVERIFY2(accepted > 0, "no draft token was ever accepted");
+  }
+
+  // Under a JSON Schema the grammar drafter proposes the forced keys and separators: the same
+  // tokens as plain constrained decoding, in fewer forward passes.
+  void grammarDraftsAreLossless() {
+    EngineSettings plainSettings;
+    plainSettings.speculation = only("none");
+    EngineSettings specSettings;
+    specSettings.speculation = only("grammar");
+    auto plain = Engine::open(tinyModel(), plainSettings);
+    auto spec = Engine::open(tinyModel(), specSettings);
+    ChatOptions chat;
+    chat.addGenerationPrompt = true;
+    chat.enableThinking = false;
+    const auto messages = parseChatMessages(nlohmann::ordered_json::parse(
+        R"([{"role": "user", "content": "Write a JSON object where name is Otto and city is Jerusalem."}])"));
+    const auto prompt = plain->tokenizer()->encode(renderGlmChat(messages, {}, chat));
+    GenerateOptions o = options(0, 40);
+    o.ignoreEos = false;
+    o.grammar = Grammar::fromJsonSchema(R"({"type": "object", "properties": {"name": {"type": "string"},
+        "city": {"type": "string"}}, "required": ["name", "city"], "additionalProperties": false})");
+    const GenerateResult a = plain->newSession()->generate(prompt, o);
+    const GenerateResult b = spec->newSession()->generate(prompt, o);
+    QCOMPARE(b.tokens, a.tokens);
+    QCOMPARE(b.text, a.text);
+    QVERIFY(nlohmann::json::parse(b.text).contains("city"));
+    QVERIFY2(b.speculation.forwards < a.speculation.forwards,
+             qPrintable(QString("%1 vs %2 passes").arg(b.speculation.forwards).arg(a.speculation.forwards)));
   }
 
   // After speculative generation the saved KV cache is byte-for-byte what plain decoding
@@ -260,6 +289,28 @@ class TestSpeculation : public QObject {
     QVERIFY(forced.allows(DrafterKind::Ngram));
     s.mtp = DrafterMode::Off;
     QVERIFY(!spec::SpeculationTuner(s).allows(DrafterKind::Mtp));
+  }
+
+  // strata-cli: --speculate forces drafters and the speed line reports them; the answer is
+  // the same as with --speculate off; bad values are usage errors naming the option.
+  void cliReportsSpeculation() {
+    const QString model = QString::fromStdString(tinyModel().string());
+    const QStringList common{"run", "--model", model, "--prompt", "What is the capital of France?",
+                             "--temperature", "0"};
+    const CliRun on = runCli(common + QStringList{"--speculate", "mtp,ngram", "--mtp-depth", "2"});
+    QCOMPARE(on.exitCode, 0);
+    QVERIFY2(on.err.contains("tokens/pass") && on.err.contains("drafts kept") && on.err.contains("mtp "),
+             qPrintable(on.err));
+    const CliRun off = runCli(common + QStringList{"--speculate", "off"});
+    QCOMPARE(off.exitCode, 0);
+    QVERIFY(!off.err.contains("tokens/pass"));
+    QCOMPARE(on.out, off.out);
+    const CliRun bad = runCli(common + QStringList{"--speculate", "mtp,oracle"});
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY2(bad.err.contains("--speculate") && bad.err.contains("oracle"), qPrintable(bad.err));
+    const CliRun deep = runCli(common + QStringList{"--mtp-depth", "9"});
+    QCOMPARE(deep.exitCode, 2);
+    QVERIFY2(deep.err.contains("--mtp-depth"), qPrintable(deep.err));
   }
 
   void settingsAreValidated() {
