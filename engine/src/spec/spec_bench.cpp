@@ -219,20 +219,21 @@ std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
     decodeAll(*tuned, general, options.maxNewTokens);
     for (const std::string& d : drafters) samples[d].start = totals(d == "auto" ? *tuned : *engine, d);
 
+    // Each drafter's run is paired with a plain run on the same engine and prompts, right
+    // before or after it (alternating), so drift on a busy machine cancels out of the ratio.
     for (int r = 0; r < options.repeats; ++r) {
-      engine->setSpeculation(allOff());
-      const Run plain = decodeAll(*engine, general, options.maxNewTokens);
-      // Auto is compared with plain decoding on its own engine (same memory placement).
-      tuned->setSpeculation(allOff());
-      const Run plainTuned = decodeAll(*tuned, general, options.maxNewTokens);
-      tuned->setSpeculation(autoSettings);
-      const Run plainJson = json.empty() ? Run{} : decodeAll(*engine, json, options.maxNewTokens);
       for (const std::string& d : drafters) {
         const bool isJson = d == "grammar";
         Engine& target = d == "auto" ? *tuned : *engine;
-        if (d != "auto") engine->setSpeculation(forced(d, options.mtpDepth));
-        const Run run = decodeAll(target, isJson ? json : general, options.maxNewTokens);
-        const Run& base = isJson ? plainJson : d == "auto" ? plainTuned : plain;
+        const std::vector<Prompt>& prompts = isJson ? json : general;
+        const SpeculationSettings on = d == "auto" ? autoSettings : forced(d, options.mtpDepth);
+        Run run, base;
+        for (int half = 0; half < 2; ++half) {
+          const bool drafting = (half == 0) == (r % 2 == 1);
+          target.setSpeculation(drafting ? on : allOff());
+          (drafting ? run : base) = decodeAll(target, prompts, options.maxNewTokens);
+        }
+        target.setSpeculation(on);
         Samples& s = samples[d];
         s.ratio.push_back(run.tokS() / base.tokS());
         s.tokS.push_back(run.tokS());
