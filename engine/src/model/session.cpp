@@ -27,6 +27,7 @@ SessionImpl::SessionImpl(const SessionEnvironment& environment)
       transformer_(environment.transformer),
       tokenizer_(environment.tokenizer),
       cache_(transformer_.newCache(environment.kvPrecision)) {
+  if (tokenizer_) grammarDrafter_.emplace(*tokenizer_);
   if (transformer_.config().hasMtp()) mtp_.emplace(transformer_, environment.kvPrecision);
 }
 

@@ -11,7 +11,9 @@
 #include "kv/kv_file.h"
 #include "model/prefix_cache.h"
 #include "model/transformer.h"
+#include "spec/grammar_drafter.h"
 #include "spec/mtp_drafter.h"
+#include "spec/ngram_drafter.h"
 #include "spec/speculation_tuner.h"
 #include "strata/engine.h"
 
@@ -60,11 +62,15 @@ class SessionImpl final : public Session {
   const Tokenizer* tokenizer_;
   // `asDecode`: speculative verification (rows bit-identical to one-at-a-time decoding).
   StepResult appendRows(std::span<const int32_t> tokens, bool asDecode);
-  struct Draft;
-  Draft chooseDraft(std::span<const int32_t> history, int maxTokens, const GrammarMatcher* grammar,
-                    Sampler& draftSampler);
+  // The first drafter the tuner allows that has something to propose (kind and tokens).
+  std::pair<spec::DrafterKind, spec::Draft> chooseDraft(std::span<const int32_t> history, int maxTokens,
+                                                        const GrammarMatcher* grammar, Sampler& draftSampler);
 
   kv::KvCache cache_;
+  // Drafters, in the order they are asked: the grammar's forced text (near-certain), earlier
+  // text, the MTP head.
+  std::optional<spec::GrammarDrafter> grammarDrafter_;  // with a tokenizer
+  spec::NgramDrafter ngram_;
   std::optional<spec::MtpDrafter> mtp_;  // models with an MTP layer
   std::vector<int32_t> tokens_;
   int64_t evaluated_ = 0;

@@ -6,8 +6,6 @@
 #include <optional>
 
 #include "model/session.h"
-#include "spec/grammar_drafter.h"
-#include "spec/ngram_drafter.h"
 
 namespace strata::model {
 namespace {
@@ -24,53 +22,25 @@ SamplingParams draftParams(SamplingParams p) {
   return p;
 }
 
-constexpr int kMaxGrammarDraft = 16;
-constexpr int kNgramLongestMatch = 8;
 constexpr int64_t kPausedMtpBacklog = 64;
 }  // namespace
 
-struct SessionImpl::Draft {
-  spec::DrafterKind kind = spec::DrafterKind::Mtp;
-  std::vector<int32_t> tokens;
-  std::vector<std::vector<TokenProbability>> q;  // MTP drafts sampled at temperature > 0
-};
-
-// The first drafter with something to propose: the grammar (near-certain), then earlier text,
-// then the MTP head. Nothing when plain decoding needs a fresh measurement.
-SessionImpl::Draft SessionImpl::chooseDraft(std::span<const int32_t> history, int maxTokens,
-                                            const GrammarMatcher* grammar, Sampler& draftSampler) {
-  Draft d;
+std::pair<spec::DrafterKind, spec::Draft> SessionImpl::chooseDraft(std::span<const int32_t> history,
+                                                                   int maxTokens,
+                                                                   const GrammarMatcher* grammar,
+                                                                   Sampler& draftSampler) {
   spec::SpeculationTuner* tuner = env_.speculation;
-  if (!tuner || maxTokens <= 0 || tuner->wantsPlainSample()) return d;
+  if (!tuner || maxTokens <= 0 || tuner->wantsPlainSample()) return {};
   const SpeculationSettings settings = tuner->settings();
-  using spec::DrafterKind;
-  if (grammar && tokenizer_ && tuner->allows(DrafterKind::Grammar)) {
-    d.kind = DrafterKind::Grammar;
-    d.tokens = spec::grammarDraft(*grammar, *tokenizer_, std::min(maxTokens, kMaxGrammarDraft));
-    if (!d.tokens.empty()) return d;
+  const spec::DraftRequest request{history, maxTokens, settings, grammar, draftSampler};
+  spec::Drafter* drafters[] = {grammarDrafter_ ? &*grammarDrafter_ : nullptr, &ngram_,
+                               mtp_ ? &*mtp_ : nullptr};
+  for (spec::Drafter* drafter : drafters) {
+    if (!drafter || !tuner->allows(drafter->kind())) continue;
+    spec::Draft d = drafter->draft(request);
+    if (!d.tokens.empty()) return {drafter->kind(), std::move(d)};
   }
-  if (tuner->allows(DrafterKind::Ngram)) {
-    d.kind = DrafterKind::Ngram;
-    d.tokens = spec::ngramDraft(history, settings.ngramMinMatch, kNgramLongestMatch,
-                                std::min(maxTokens, settings.ngramMaxDraft));
-    if (grammar) {  // only what the grammar allows is worth a verify row
-      GrammarMatcher probe(*grammar);
-      size_t allowed = 0;
-      while (allowed < d.tokens.size() && probe.accept(d.tokens[allowed])) ++allowed;
-      d.tokens.resize(allowed);
-    }
-    if (!d.tokens.empty()) return d;
-  }
-  if (mtp_ && tuner->allows(DrafterKind::Mtp)) {
-    spec::MtpDrafter::Draft m =
-        mtp_->draft(history, std::min(maxTokens, settings.mtpDepth), draftSampler, grammar);
-    d.kind = DrafterKind::Mtp;
-    d.tokens = std::move(m.tokens);
-    d.q = std::move(m.q);
-    return d;
-  }
-  d.tokens.clear();
-  return d;
+  return {};
 }
 
 GenerateResult SessionImpl::generate(std::span<const int32_t> context,
@@ -175,7 +145,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     const auto roundStart = Clock::now();
     const int64_t before = cache_.length();  // `next` goes here
     const int budget = options.maxNewTokens - static_cast<int>(result.tokens.size());
-    Draft draft = chooseDraft(history, budget - 1, grammar ? &*grammar : nullptr, draftSampler);
+    auto [kind, draft] = chooseDraft(history, budget - 1, grammar ? &*grammar : nullptr, draftSampler);
     const auto drafted = static_cast<int>(draft.tokens.size());
     std::vector<int32_t> batch{next};
     batch.insert(batch.end(), draft.tokens.begin(), draft.tokens.end());
@@ -214,7 +184,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     if (env_.speculation) {
       const double seconds = secondsSince(roundStart);
       if (drafted == 0) env_.speculation->recordPlain(seconds);
-      else env_.speculation->recordRound(draft.kind, drafted, accepted, rows, seconds);
+      else env_.speculation->recordRound(kind, drafted, accepted, rows, seconds);
     }
   }
   result.prefillSeconds = std::chrono::duration<double>(firstToken - start).count();

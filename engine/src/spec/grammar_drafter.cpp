@@ -1,18 +1,24 @@
 #include "spec/grammar_drafter.h"
 
-namespace strata::spec {
+#include <algorithm>
 
-std::vector<int32_t> grammarDraft(const GrammarMatcher& state, const Tokenizer& tokenizer,
-                                  int maxDraft) {
-  std::vector<int32_t> out;
-  const std::string forced = state.forcedBytes(256);
-  if (forced.empty() || maxDraft <= 0) return out;
+namespace strata::spec {
+namespace {
+constexpr int kMaxGrammarDraft = 16;
+}  // namespace
+
+Draft GrammarDrafter::draft(const DraftRequest& request) {
+  Draft out;
+  const int limit = std::min(request.maxTokens, kMaxGrammarDraft);
+  if (!request.grammar || limit <= 0) return out;
+  const std::string forced = request.grammar->forcedBytes(256);
+  if (forced.empty()) return out;
   // The forced text tokenized on its own is a guess at how the model will spell it (a merge
   // with what follows may differ); verification keeps only what the model agrees with.
-  GrammarMatcher probe(state);
-  for (const int32_t id : tokenizer.encode(forced)) {
-    if (static_cast<int>(out.size()) == maxDraft || !probe.accept(id)) break;
-    out.push_back(id);
+  GrammarMatcher probe(*request.grammar);
+  for (const int32_t id : tokenizer_.encode(forced)) {
+    if (static_cast<int>(out.tokens.size()) == limit || !probe.accept(id)) break;
+    out.tokens.push_back(id);
   }
   return out;
 }

@@ -72,8 +72,11 @@ bool MtpDrafter::alignCacheWithPending() {
   return false;
 }
 
-MtpDrafter::Draft MtpDrafter::draft(std::span<const int32_t> sequence, int depth,
-                                    Sampler& sampler, const GrammarMatcher* grammar) {
+Draft MtpDrafter::draft(const DraftRequest& request) {
+  const std::span<const int32_t> sequence = request.sequence;
+  const int depth = std::min(request.maxTokens, request.settings.mtpDepth);
+  Sampler& sampler = request.sampler;
+  const GrammarMatcher* grammar = request.grammar;
   Draft out;
   const auto last = static_cast<int64_t>(sequence.size()) - 1;  // position of the newest token
   const int64_t rows = pendingRows();

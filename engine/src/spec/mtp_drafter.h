@@ -16,12 +16,11 @@
 
 #include "kv/kv_cache.h"
 #include "model/transformer.h"
-#include "strata/grammar.h"
-#include "strata/sampling.h"
+#include "spec/drafter.h"
 
 namespace strata::spec {
 
-class MtpDrafter {
+class MtpDrafter final : public Drafter {
  public:
   MtpDrafter(const model::Transformer& transformer, KvPrecision precision);
 
@@ -32,17 +31,11 @@ class MtpDrafter {
   // The session now holds only its first `tokens` tokens.
   void truncate(int64_t tokens);
 
-  struct Draft {
-    std::vector<int32_t> tokens;
-    // With a sampling (temperature > 0) sampler: the distribution each token was drawn from.
-    std::vector<std::vector<TokenProbability>> q;
-  };
-  // Up to `depth` tokens after sequence.back(), which is at position sequence.size() - 1 and
-  // not yet evaluated by the main model (its predecessor's hidden state must have been
-  // observed). `sampler` draws the drafts (greedy: argmax); `grammar`, when given, is the state
-  // after sequence.back() and masks the drafts. Empty when the hidden states are not there.
-  Draft draft(std::span<const int32_t> sequence, int depth, Sampler& sampler,
-              const GrammarMatcher* grammar);
+  DrafterKind kind() const override { return DrafterKind::Mtp; }
+  // Up to settings.mtpDepth tokens after the newest, whose predecessor's hidden state must
+  // have been observed; the grammar, when given, masks them. Empty when the hidden states are
+  // not there. With a sampling (temperature > 0) sampler the drafts are drawn and q is filled.
+  Draft draft(const DraftRequest& request) override;
 
   // Low-level access for Session::appendMtp (diagnostics and reference checks).
   kv::KvCache& cache() { return cache_; }

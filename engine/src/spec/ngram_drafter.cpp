@@ -29,4 +29,18 @@ std::vector<int32_t> ngramDraft(std::span<const int32_t> sequence, int minMatch,
   return {sequence.begin() + from, sequence.begin() + from + count};
 }
 
+Draft NgramDrafter::draft(const DraftRequest& request) {
+  constexpr int kLongestMatch = 8;
+  Draft out;
+  out.tokens = ngramDraft(request.sequence, request.settings.ngramMinMatch, kLongestMatch,
+                          std::min(request.maxTokens, request.settings.ngramMaxDraft));
+  if (request.grammar) {  // only what the grammar allows is worth a verify row
+    GrammarMatcher probe(*request.grammar);
+    size_t allowed = 0;
+    while (allowed < out.tokens.size() && probe.accept(out.tokens[allowed])) ++allowed;
+    out.tokens.resize(allowed);
+  }
+  return out;
+}
+
 }  // namespace strata::spec
