@@ -200,6 +200,27 @@ class TestSpeculation : public QObject {
     QVERIFY(listed);
   }
 
+  // At temperature > 0 a seed fixes the reply with MTP drafting as without it (argmax drafts,
+  // verified by sampling); with sampledMtpDrafts the drafts are drawn and verified by
+  // rejection sampling, and some are kept.
+  void sampledDecodingWithMtp() {
+    EngineSettings plainSettings;
+    plainSettings.speculation = only("none");
+    EngineSettings s;
+    s.speculation = only("mtp", 2);
+    auto plain = Engine::open(tinyModel(), plainSettings);
+    auto engine = Engine::open(tinyModel(), s);
+    const auto prompt = evalPrompts(*engine, 1, 11).front();
+    const GenerateResult a = engine->newSession()->generate(prompt, options(0.7f, 40, 3));
+    QCOMPARE(a.tokens, plain->newSession()->generate(prompt, options(0.7f, 40, 3)).tokens);
+    QVERIFY(a.speculation.accepted > 0);
+    s.speculation.sampledMtpDrafts = true;
+    engine->setSpeculation(s.speculation);
+    const GenerateResult b = engine->newSession()->generate(prompt, options(0.7f, 40, 3));
+    QCOMPARE(static_cast<int>(b.tokens.size()), 40);
+    QVERIFY(b.speculation.accepted > 0);
+  }
+
   // Rejection sampling keeps the target distribution: drafts drawn from a different q, the
   // verified tokens' histogram against p by chi-square (6 tokens, 5 degrees of freedom).
   void rejectionSamplingIsExact_data() {

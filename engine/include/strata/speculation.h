@@ -5,9 +5,11 @@
 // exactly as plain decoding would sample it (same sampler, same random draws), and a draft
 // token is kept only when it equals that sample. Output is therefore identical to plain
 // decoding for the same seed, greedy or not; a verify pass computes each row exactly as a
-// decode step would (bit-identical logits). With temperature > 0 the MTP head's drafts are
-// sampled and verified by rejection sampling instead, which keeps the output distribution
-// exactly the model's while accepting more often.
+// decode step would (bit-identical logits). Optionally (sampledMtpDrafts) the MTP head's
+// drafts are sampled at temperature > 0 and verified by rejection sampling, which keeps the
+// output distribution exactly the model's and accepts more often, but consumes randomness in
+// a pattern that depends on which drafts were made, so a seed no longer fixes the reply (the
+// self-tuner decides from measured timings).
 //
 // Self-tuning: each drafter's acceptance and net speed (tokens per second with it versus
 // plain decoding, measured in the same run, expert reads included) are tracked; a drafter that
@@ -28,6 +30,10 @@ struct SpeculationSettings {
   int mtpDepth = 3;        // draft tokens per MTP round (the one layer chained), 1..8
   int ngramMaxDraft = 8;   // longest n-gram draft, 1..32
   int ngramMinMatch = 2;   // tokens that must match before a draft is proposed, 1..8
+  // Sample MTP drafts at temperature > 0 and verify them by rejection sampling (higher
+  // acceptance; same output distribution, but not the same reply for a seed). Off: the MTP
+  // head's argmax, verified like every other draft (replies reproducible per seed).
+  bool sampledMtpDrafts = false;
 };
 
 // Throws strata::Error naming the first setting out of range.

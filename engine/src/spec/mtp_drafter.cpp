@@ -1,5 +1,7 @@
 #include "spec/mtp_drafter.h"
 
+#include "strata/engine.h"  // argmax
+
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -76,6 +78,7 @@ Draft MtpDrafter::draft(const DraftRequest& request) {
   const std::span<const int32_t> sequence = request.sequence;
   const int depth = std::min(request.maxTokens, request.settings.mtpDepth);
   Sampler& sampler = request.sampler;
+  const bool sampled = request.settings.sampledMtpDrafts && sampler.params().temperature > 0.0f;
   const GrammarMatcher* grammar = request.grammar;
   Draft out;
   const auto last = static_cast<int64_t>(sequence.size()) - 1;  // position of the newest token
@@ -104,8 +107,13 @@ Draft MtpDrafter::draft(const DraftRequest& request) {
                       [](float l) { return l == -std::numeric_limits<float>::infinity(); }))
         break;
     }
-    const int32_t token = sampler.sample(logits, history);
-    if (sampler.params().temperature > 0.0f) out.q.push_back(sampler.distribution(logits, history));
+    int32_t token;
+    if (sampled) {
+      token = sampler.sample(logits, history);
+      out.q.push_back(sampler.distribution(logits, history));
+    } else {
+      token = argmax(logits);
+    }
     out.tokens.push_back(token);
     history.push_back(token);
     if (constraint && !constraint->accept(token)) break;

@@ -34,7 +34,8 @@ class MtpDrafter final : public Drafter {
   DrafterKind kind() const override { return DrafterKind::Mtp; }
   // Up to settings.mtpDepth tokens after the newest, whose predecessor's hidden state must
   // have been observed; the grammar, when given, masks them. Empty when the hidden states are
-  // not there. With a sampling (temperature > 0) sampler the drafts are drawn and q is filled.
+  // not there. The MTP head's argmax, or with settings.sampledMtpDrafts and temperature > 0
+  // drawn by the sampler, q filled for rejection sampling.
   Draft draft(const DraftRequest& request) override;
 
   // Low-level access for Session::appendMtp (diagnostics and reference checks).
