@@ -4,10 +4,11 @@ import QtQuick.Layouts
 import Strata.Core
 
 // Inside the model: the expert heatmap (layers x experts; colour = heat, stripe = tier), tier
-// gauges, cache hit rate and decode speed.
+// gauges, cache hit rate, decode speed and speculative decoding.
 Rectangle {
     id: panel
     property TierMonitor monitor
+    property SpeculationMonitor speculation
     color: Theme.sidebar
 
     ColumnLayout {
@@ -48,6 +49,13 @@ Rectangle {
                     opacity: 0.8
                 }
             }
+        }
+
+        SpeculationBlock {
+            objectName: "speculationBlock"
+            Layout.fillWidth: true
+            monitor: panel.speculation
+            visible: panel.speculation !== null && panel.speculation.drafters.length > 0
         }
 
         Label {

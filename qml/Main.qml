@@ -114,6 +114,7 @@ ApplicationWindow {
             Layout.minimumWidth: 340
             Layout.fillHeight: true
             monitor: window.app.monitor
+            speculation: window.app.speculation
         }
     }
 

@@ -4,8 +4,9 @@ import QtQuick.Dialogs
 import QtQuick.Layouts
 import Strata.Core
 
-// Settings, saved as they change. Sampling and threads apply to the next reply; the model
-// folder, memory budget and KV precision need the model reloaded (the dialog says so).
+// Settings, saved as they change. Sampling and threads apply to the next reply, speculative
+// decoding at once; the model folder, memory budget and KV precision need the model reloaded
+// (the dialog says so).
 Dialog {
     id: dialog
     property AppController app
@@ -68,6 +69,27 @@ Dialog {
                 value: dialog.settings.threads
                 onValueModified: dialog.settings.threads = value
                 Accessible.name: qsTr("Threads")
+            }
+            Caption { text: qsTr("Speculative decoding") }
+            ComboBox {
+                objectName: "speculationMode"
+                // The values AppSettings.speculationMode takes, in the order of the labels.
+                readonly property var modes: ["auto", "off"]
+                model: [qsTr("Automatic"), qsTr("Off")]
+                currentIndex: Math.max(0, modes.indexOf(dialog.settings.speculationMode))
+                onActivated: index => dialog.settings.speculationMode = modes[index]
+                Accessible.name: qsTr("Speculative decoding: automatic (self-tuning, lossless) or off")
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Drafters guess tokens that one forward pass then checks; the replies are the same either way. Automatic keeps each drafter only while it measurably speeds decoding up.")
+            }
+            Caption { text: qsTr("MTP draft length") }
+            SpinBox {
+                objectName: "mtpDepth"
+                from: 1; to: 8
+                enabled: dialog.settings.speculationMode === "auto"
+                value: dialog.settings.mtpDepth
+                onValueModified: dialog.settings.mtpDepth = value
+                Accessible.name: qsTr("Tokens the MTP head drafts per round")
             }
             Caption { text: qsTr("Temperature") }
             RowLayout {

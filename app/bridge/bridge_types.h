@@ -18,6 +18,14 @@ struct LoadRequest {
   QString dataDir;  // expert usage history lives here
 };
 
+// Speculative decoding as the app offers it: every drafter self-tuning (Auto) or all off, and
+// the MTP head's draft length. Applied live (the engine's setSpeculation), no reload.
+struct SpeculationChoice {
+  bool automatic = true;
+  int mtpDepth = 3;  // 1..8
+  bool operator==(const SpeculationChoice&) const = default;
+};
+
 struct ModelSummary {
   QString directory;
   QString name;  // the folder's name
@@ -54,6 +62,11 @@ struct ReplyOutcome {
   qint64 reusedTokens = 0;
   double prefillSeconds = 0;
   double tokensPerSecond = 0;
+  // Speculation in this reply: forward passes after the prompt, draft tokens proposed, kept.
+  qint64 forwards = 0;
+  qint64 drafted = 0;
+  qint64 accepted = 0;
+  double tokensPerPass = 0;  // tokens per forward pass (1 without speculation; 0: no pass)
 };
 
 // One tier snapshot, flattened for the GUI: heat and tier are [layers x experts] row-major.
@@ -70,6 +83,25 @@ struct TierData {
   qint64 bytesRead = 0;
 };
 
+// One drafter's state (strata::DrafterStats), for the Inside panel.
+struct DrafterData {
+  QString name;  // "mtp", "ngram", "grammar"
+  QString mode;  // "auto", "on", "off"
+  bool active = false;
+  qint64 rounds = 0;
+  qint64 drafted = 0;
+  qint64 accepted = 0;
+  qint64 firstAccepted = 0;
+  double acceptance = 0;  // of the first draft token per round
+  double tokensPerForward = 0;
+  double speedup = 0;  // measured; 0: unknown
+};
+
+// Every drafter the model has (no "mtp" without an MTP layer), in the engine's order.
+struct SpeculationData {
+  QList<DrafterData> drafters;
+};
+
 }  // namespace strata::app
 
 Q_DECLARE_METATYPE(strata::app::LoadRequest)
@@ -77,3 +109,5 @@ Q_DECLARE_METATYPE(strata::app::ModelSummary)
 Q_DECLARE_METATYPE(strata::app::GenerateRequest)
 Q_DECLARE_METATYPE(strata::app::ReplyOutcome)
 Q_DECLARE_METATYPE(strata::app::TierData)
+Q_DECLARE_METATYPE(strata::app::SpeculationChoice)
+Q_DECLARE_METATYPE(strata::app::SpeculationData)

@@ -10,6 +10,7 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new Engin
   qRegisterMetaType<GenerateRequest>();
   qRegisterMetaType<ReplyOutcome>();
   qRegisterMetaType<TierData>();
+  qRegisterMetaType<SpeculationData>();
   thread_.setObjectName(QStringLiteral("strata-engine"));
   worker_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
@@ -35,6 +36,7 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new Engin
   connect(worker_, &EngineWorker::conversationResumed, this, &EngineBridge::conversationResumed);
   connect(worker_, &EngineWorker::resumeFailed, this, &EngineBridge::resumeFailed);
   connect(worker_, &EngineWorker::tierData, this, &EngineBridge::tierData);
+  connect(worker_, &EngineWorker::speculationData, this, &EngineBridge::speculationData);
   connect(worker_, &EngineWorker::warning, this, &EngineBridge::warning);
   connect(worker_, &EngineWorker::replyDelta, this,
           [this](quint64 id, const QString& text, int tokens, double rate) {
@@ -77,6 +79,10 @@ quint64 EngineBridge::generate(GenerateRequest request) {
 void EngineBridge::discardConversation(const QString& kvFile) { emit requestDiscard(kvFile); }
 
 void EngineBridge::setThreads(int threads) { emit requestThreads(threads); }
+
+void EngineBridge::setSpeculation(const SpeculationChoice& choice) {
+  worker_->requestSpeculation(choice);  // thread-safe; see EngineWorker::requestSpeculation
+}
 
 void EngineBridge::stop() { cancel_.store(true); }
 

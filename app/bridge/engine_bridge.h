@@ -42,6 +42,8 @@ class EngineBridge : public QObject {
   quint64 generate(GenerateRequest request);
   void discardConversation(const QString& kvFile);
   void setThreads(int threads);
+  // Applied live: a reply in progress switches at its next token.
+  void setSpeculation(const SpeculationChoice& choice);
   Q_INVOKABLE void stop();
 
  signals:
@@ -55,6 +57,8 @@ class EngineBridge : public QObject {
   void replyFinished(const strata::app::ReplyOutcome& outcome);
   void replyFailed(quint64 id, const QString& message);
   void tierData(const strata::app::TierData& data);
+  // With every tier snapshot (a few times a second while generating, and after each reply).
+  void speculationData(const strata::app::SpeculationData& data);
   void warning(const QString& message);
 
   // To the worker (queued: they run on the worker thread, in order).

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <algorithm>
 
 #include "bridge/text_coalescer.h"
 #include "strata/chat.h"
@@ -11,7 +12,7 @@
 namespace strata::app {
 namespace {
 
-constexpr int kTierIntervalMs = 150;  // about 7 snapshots a second while generating
+constexpr int kStatsIntervalMs = 150;  // about 7 snapshots a second while generating
 
 std::filesystem::path toPath(const QString& path) {
   return std::filesystem::path(path.toStdString());
@@ -52,10 +53,65 @@ TierData toTierData(const TierSnapshot& s) {
   return d;
 }
 
+SpeculationSettings toSpeculationSettings(const SpeculationChoice& c) {
+  SpeculationSettings s;
+  const DrafterMode mode = c.automatic ? DrafterMode::Auto : DrafterMode::Off;
+  s.mtp = s.ngram = s.grammar = mode;
+  s.mtpDepth = std::clamp(c.mtpDepth, 1, 8);
+  return s;
+}
+
+QString modeName(DrafterMode mode) {
+  switch (mode) {
+    case DrafterMode::Auto:
+      return QStringLiteral("auto");
+    case DrafterMode::On:
+      return QStringLiteral("on");
+    case DrafterMode::Off:
+      return QStringLiteral("off");
+  }
+  return {};
+}
+
+SpeculationData toSpeculationData(const std::vector<DrafterStats>& stats) {
+  SpeculationData d;
+  for (const DrafterStats& s : stats) {
+    DrafterData x;
+    x.name = QString::fromStdString(s.name);
+    x.mode = modeName(s.mode);
+    x.active = s.active;
+    x.rounds = s.rounds;
+    x.drafted = s.drafted;
+    x.accepted = s.accepted;
+    x.firstAccepted = s.firstAccepted;
+    x.acceptance = s.acceptance;
+    x.tokensPerForward = s.tokensPerForward;
+    x.speedup = s.speedup;
+    d.drafters.append(x);
+  }
+  return d;
+}
+
 }  // namespace
 
 EngineWorker::EngineWorker(const std::atomic<bool>* cancel) : cancel_(cancel) {}
 EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::requestSpeculation(const SpeculationChoice& choice) {
+  std::lock_guard lock(speculationMutex_);
+  speculation_ = choice;
+  speculationChanged_.store(true);
+}
+
+void EngineWorker::applySpeculation() {
+  if (!engine_ || !speculationChanged_.exchange(false)) return;
+  SpeculationChoice choice;
+  {
+    std::lock_guard lock(speculationMutex_);
+    choice = speculation_;
+  }
+  engine_->setSpeculation(toSpeculationSettings(choice));
+}
 
 void EngineWorker::load(const LoadRequest& request) {
   session_.reset();
@@ -69,6 +125,11 @@ void EngineWorker::load(const LoadRequest& request) {
     settings.memory.budgetBytes = request.memoryBudgetBytes;
     if (!request.dataDir.isEmpty()) settings.memory.dataDirectory = toPath(request.dataDir);
     if (auto kv = parseKvPrecision(request.kvPrecision.toStdString())) settings.kvPrecision = *kv;
+    {
+      std::lock_guard lock(speculationMutex_);
+      settings.speculation = toSpeculationSettings(speculation_);
+      speculationChanged_.store(false);
+    }
     auto engine = Engine::open(toPath(request.modelDir), settings);
     if (!engine->tokenizer())
       throw Error(request.modelDir.toStdString() +
@@ -88,7 +149,7 @@ void EngineWorker::load(const LoadRequest& request) {
   summary.streaming = info.plan.streaming;
   summary.loadSeconds = timer.elapsed() / 1000.0;
   emit loaded(summary);
-  publishTiers();
+  publishStats();
 }
 
 void EngineWorker::openConversation(const QString& kvFile) {
@@ -137,7 +198,8 @@ void EngineWorker::generate(const GenerateRequest& request) {
       return tokens > 1 && sinceFirst.isValid() ? (tokens - 1) / (sinceFirst.nsecsElapsed() / 1e9)
                                                 : 0.0;
     };
-    sinceTiers_.start();
+    applySpeculation();
+    sinceStats_.start();
     const GenerateResult r = session_->generate(
         ids, options,
         [&](std::string_view text) {
@@ -147,7 +209,8 @@ void EngineWorker::generate(const GenerateRequest& request) {
         [&](int32_t) {
           if (!sinceFirst.isValid()) sinceFirst.start();
           ++tokens;
-          if (sinceTiers_.elapsed() >= kTierIntervalMs) publishTiers();
+          applySpeculation();
+          if (sinceStats_.elapsed() >= kStatsIntervalMs) publishStats();
         });
     if (!coalescer.isEmpty()) emit replyDelta(request.id, coalescer.take(), tokens, rate());
 
@@ -161,7 +224,11 @@ void EngineWorker::generate(const GenerateRequest& request) {
     outcome.prefillSeconds = r.prefillSeconds;
     outcome.tokensPerSecond =
         r.decodeSeconds > 0 ? static_cast<double>(r.tokens.size() - 1) / r.decodeSeconds : 0.0;
-    publishTiers();
+    outcome.forwards = r.speculation.forwards;
+    outcome.drafted = r.speculation.drafted;
+    outcome.accepted = r.speculation.accepted;
+    outcome.tokensPerPass = r.speculation.tokensPerForward();
+    publishStats();
     emit replyFinished(outcome);
   } catch (const std::exception& e) {
     session_.reset();  // its KV cache may be half-written; the next reply starts afresh
@@ -195,9 +262,11 @@ void EngineWorker::setThreads(int threads) {
   if (engine_) engine_->setThreads(threads);
 }
 
-void EngineWorker::publishTiers() {
-  sinceTiers_.start();
-  if (engine_) emit tierData(toTierData(engine_->tierSnapshot()));
+void EngineWorker::publishStats() {
+  sinceStats_.start();
+  if (!engine_) return;
+  emit tierData(toTierData(engine_->tierSnapshot()));
+  emit speculationData(toSpeculationData(engine_->speculationStats()));
 }
 
 }  // namespace strata::app

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "bridge/bridge_types.h"
 
@@ -22,6 +23,10 @@ class EngineWorker : public QObject {
   // `cancel` is owned by the bridge and set from the GUI thread to stop a reply.
   explicit EngineWorker(const std::atomic<bool>* cancel);
   ~EngineWorker() override;
+
+  // Thread-safe, called on the GUI thread: not a queued slot, so that a change reaches the
+  // engine during a reply (the worker applies it at the next token), not after it.
+  void requestSpeculation(const SpeculationChoice& choice);
 
  public slots:
   void load(const strata::app::LoadRequest& request);
@@ -41,18 +46,24 @@ class EngineWorker : public QObject {
   void replyFinished(const strata::app::ReplyOutcome& outcome);
   void replyFailed(quint64 id, const QString& message);
   void tierData(const strata::app::TierData& data);
+  void speculationData(const strata::app::SpeculationData& data);
   // Something went wrong that does not end the reply (the KV file could not be saved).
   void warning(const QString& message);
 
  private:
-  void publishTiers();
+  void publishStats();      // tier snapshot and speculation stats
+  void applySpeculation();  // the latest requested choice, if it changed
   void saveSession(const QString& kvFile);
 
   const std::atomic<bool>* cancel_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Session> session_;
   QString sessionFile_;  // the KV file the session belongs to (empty: none yet)
-  QElapsedTimer sinceTiers_;
+  QElapsedTimer sinceStats_;
+
+  std::mutex speculationMutex_;
+  SpeculationChoice speculation_;                // guarded by speculationMutex_
+  std::atomic<bool> speculationChanged_{false};  // set with it, cleared when applied
 };
 
 }  // namespace strata::app

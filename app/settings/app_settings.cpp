@@ -36,6 +36,16 @@ double AppSettings::memoryBudgetGb() const { return get("engine/memoryBudgetGb",
 QString AppSettings::kvPrecision() const {
   return get("engine/kvPrecision", QStringLiteral("f32")).toString();
 }
+QString AppSettings::speculationMode() const {
+  const QString mode = get("speculation/mode", QStringLiteral("auto")).toString();
+  return mode == QLatin1String("off") ? mode : QStringLiteral("auto");
+}
+int AppSettings::mtpDepth() const {
+  return std::clamp(get("speculation/mtpDepth", 3).toInt(), 1, 8);
+}
+SpeculationChoice AppSettings::speculation() const {
+  return {speculationMode() == QLatin1String("auto"), mtpDepth()};
+}
 
 void AppSettings::setModelFolder(const QString& v) { put("model/folder", v); }
 void AppSettings::setThreads(int v) {
@@ -51,6 +61,14 @@ void AppSettings::setMemoryBudgetGb(double v) { put("engine/memoryBudgetGb", std
 void AppSettings::setKvPrecision(const QString& v) {
   if (v == QLatin1String("f32") || v == QLatin1String("bf16") || v == QLatin1String("f16"))
     put("engine/kvPrecision", v);
+}
+
+void AppSettings::setSpeculationMode(const QString& v) {
+  if (v != QLatin1String("auto") && v != QLatin1String("off")) return;
+  if (put("speculation/mode", v)) emit speculationChanged(speculation());
+}
+void AppSettings::setMtpDepth(int v) {
+  if (put("speculation/mtpDepth", std::clamp(v, 1, 8))) emit speculationChanged(speculation());
 }
 
 }  // namespace strata::app

@@ -1,12 +1,14 @@
 #pragma once
 // The user's settings, persisted with QSettings as they change. Threads and sampling apply to
-// the next reply; the model folder, memory budget and KV precision need the model reloaded
-// (AppController::reloadNeeded says when).
+// the next reply, speculative decoding at once (speculationChanged); the model folder, memory
+// budget and KV precision need the model reloaded (AppController::reloadNeeded says when).
 #include <QtQml/qqmlregistration.h>
 
 #include <QObject>
 #include <QSettings>
 #include <memory>
+
+#include "bridge/bridge_types.h"
 
 namespace strata::app {
 
@@ -24,6 +26,9 @@ class AppSettings : public QObject {
   Q_PROPERTY(bool thinking READ thinking WRITE setThinking NOTIFY changed)
   Q_PROPERTY(double memoryBudgetGb READ memoryBudgetGb WRITE setMemoryBudgetGb NOTIFY changed)
   Q_PROPERTY(QString kvPrecision READ kvPrecision WRITE setKvPrecision NOTIFY changed)
+  // "auto" (every drafter self-tuning) or "off".
+  Q_PROPERTY(QString speculationMode READ speculationMode WRITE setSpeculationMode NOTIFY changed)
+  Q_PROPERTY(int mtpDepth READ mtpDepth WRITE setMtpDepth NOTIFY changed)
 
  public:
   // `defaultModelFolder`: what a first run opens (the bundled tiny model).
@@ -40,6 +45,9 @@ class AppSettings : public QObject {
   bool thinking() const;
   double memoryBudgetGb() const;
   QString kvPrecision() const;
+  QString speculationMode() const;
+  int mtpDepth() const;
+  SpeculationChoice speculation() const;
 
   void setModelFolder(const QString& v);
   void setThreads(int v);
@@ -51,10 +59,13 @@ class AppSettings : public QObject {
   void setThinking(bool v);
   void setMemoryBudgetGb(double v);
   void setKvPrecision(const QString& v);
+  void setSpeculationMode(const QString& v);  // anything but "auto" or "off" is ignored
+  void setMtpDepth(int v);                    // clamped to 1..8
 
  signals:
   void changed();
   void threadsChanged(int threads);
+  void speculationChanged(const strata::app::SpeculationChoice& choice);
 
  private:
   QVariant get(const char* key, const QVariant& fallback) const;

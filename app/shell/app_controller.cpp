@@ -9,6 +9,7 @@
 #include "heatmap/tier_monitor.h"
 #include "settings/app_settings.h"
 #include "shell/demo_content.h"
+#include "speculation/speculation_monitor.h"
 #include "store/conversation_store.h"
 
 namespace strata::app {
@@ -21,6 +22,8 @@ AppController::AppController(AppOptions options, QObject* parent)
   settings_ = new AppSettings(std::move(qsettings), options_.defaultModelFolder, this);
   bridge_ = new EngineBridge(this);
   monitor_ = new TierMonitor(this);
+  speculation_ = new SpeculationMonitor(this);
+  bridge_->setSpeculation(settings_->speculation());  // before any model is opened
 
   store_ = std::make_unique<ConversationStore>(
       QDir(options_.dataDir).filePath(QStringLiteral("conversations.sqlite")),
@@ -39,10 +42,13 @@ AppController::AppController(AppOptions options, QObject* parent)
   connect(bridge_, &EngineBridge::stateChanged, this, &AppController::modelStatusChanged);
   connect(bridge_, &EngineBridge::stateChanged, this, &AppController::reloadNeededChanged);
   connect(bridge_, &EngineBridge::tierData, monitor_, &TierMonitor::update);
+  connect(bridge_, &EngineBridge::speculationData, speculation_, &SpeculationMonitor::update);
+  connect(bridge_, &EngineBridge::replyFinished, speculation_, &SpeculationMonitor::setLastReply);
   connect(settings_, &AppSettings::changed, this, &AppController::reloadNeededChanged);
   connect(settings_, &AppSettings::threadsChanged, bridge_, &EngineBridge::setThreads);
+  connect(settings_, &AppSettings::speculationChanged, bridge_, &EngineBridge::setSpeculation);
 
-  if (options_.demo) fillDemo(*chat_, *monitor_);
+  if (options_.demo) fillDemo(*chat_, *monitor_, *speculation_);
 }
 
 AppController::~AppController() {

@@ -1,7 +1,7 @@
 #pragma once
 // The app's root object, handed to Main.qml as its `app` property: owns the settings, the
-// conversation store, the engine bridge, the chat controller and the tier monitor, loads the
-// model, and holds the one dismissable error message the window shows.
+// conversation store, the engine bridge, the chat controller, the tier and speculation monitors,
+// loads the model, and holds the one dismissable error message the window shows.
 #include <QtQml/qqmlregistration.h>
 
 #include <QObject>
@@ -15,6 +15,7 @@ class AppSettings;
 class ChatController;
 class ConversationStore;
 class EngineBridge;
+class SpeculationMonitor;
 class TierMonitor;
 
 struct AppOptions {
@@ -30,12 +31,14 @@ class AppController : public QObject {
   Q_MOC_INCLUDE("chat/chat_controller.h")
   Q_MOC_INCLUDE("heatmap/tier_monitor.h")
   Q_MOC_INCLUDE("settings/app_settings.h")
+  Q_MOC_INCLUDE("speculation/speculation_monitor.h")
   QML_ELEMENT
   QML_UNCREATABLE("made by main()")
   Q_PROPERTY(strata::app::AppSettings* settings READ settings CONSTANT)
   Q_PROPERTY(strata::app::EngineBridge* engine READ engine CONSTANT)
   Q_PROPERTY(strata::app::ChatController* chat READ chat CONSTANT)
   Q_PROPERTY(strata::app::TierMonitor* monitor READ monitor CONSTANT)
+  Q_PROPERTY(strata::app::SpeculationMonitor* speculation READ speculation CONSTANT)
   Q_PROPERTY(QString errorText READ errorText NOTIFY errorChanged)
   Q_PROPERTY(bool reloadNeeded READ reloadNeeded NOTIFY reloadNeededChanged)
   Q_PROPERTY(QString modelStatus READ modelStatus NOTIFY modelStatusChanged)
@@ -50,6 +53,7 @@ class AppController : public QObject {
   EngineBridge* engine() const { return bridge_; }
   ChatController* chat() const { return chat_; }
   TierMonitor* monitor() const { return monitor_; }
+  SpeculationMonitor* speculation() const { return speculation_; }
   QString errorText() const { return error_; }
   bool reloadNeeded() const;
   QString modelStatus() const;
@@ -74,6 +78,7 @@ class AppController : public QObject {
   std::unique_ptr<ConversationStore> store_;
   EngineBridge* bridge_;
   TierMonitor* monitor_;
+  SpeculationMonitor* speculation_;
   ChatController* chat_;
   LoadRequest loaded_;  // what the current model was opened with
   QString error_;

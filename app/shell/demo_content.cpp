@@ -8,6 +8,7 @@
 #include "chat/chat_controller.h"
 #include "chat/message_list_model.h"
 #include "heatmap/tier_monitor.h"
+#include "speculation/speculation_monitor.h"
 #include "store/conversation_list_model.h"
 #include "strata/tiers.h"
 
@@ -46,9 +47,34 @@ TierData demoTiers() {
   return d;
 }
 
+// GLM-5 on a disk-bound machine: the MTP head wins, n-grams were paused by self-tuning, no
+// grammar was used.
+SpeculationData demoSpeculation() {
+  auto drafter = [](const char* name, bool active, qint64 rounds, qint64 firstAccepted,
+                    qint64 drafted, qint64 accepted, double speedup) {
+    DrafterData d;
+    d.name = QString::fromLatin1(name);
+    d.mode = QStringLiteral("auto");
+    d.active = active;
+    d.rounds = rounds;
+    d.firstAccepted = firstAccepted;
+    d.drafted = drafted;
+    d.accepted = accepted;
+    d.acceptance = rounds ? static_cast<double>(firstAccepted) / static_cast<double>(rounds) : 0;
+    d.tokensPerForward = rounds ? static_cast<double>(accepted + rounds) / rounds : 0;
+    d.speedup = speedup;
+    return d;
+  };
+  SpeculationData s;
+  s.drafters = {drafter("mtp", true, 412, 338, 1236, 706, 1.62),
+                drafter("ngram", false, 9, 3, 41, 5, 0.88),
+                drafter("grammar", true, 0, 0, 0, 0, 0)};
+  return s;
+}
+
 }  // namespace
 
-void fillDemo(ChatController& chat, TierMonitor& monitor) {
+void fillDemo(ChatController& chat, TierMonitor& monitor, SpeculationMonitor& speculation) {
   const qint64 now = QDateTime::currentMSecsSinceEpoch();
   chat.conversations()->setRows(
       {{4, QStringLiteral("Merge two sorted lists in C++"), now},
@@ -87,6 +113,14 @@ void fillDemo(ChatController& chat, TierMonitor& monitor) {
   monitor.update(demoTiers());
   for (double tps : {11.8, 12.4, 12.9, 13.1, 12.2, 13.4, 13.9, 14.1, 13.6, 14.3, 14.0, 14.4})
     monitor.addSpeedSample(tps);
+  speculation.update(demoSpeculation());
+  ReplyOutcome last;
+  last.tokens = 61;
+  last.forwards = 27;
+  last.drafted = 72;
+  last.accepted = 34;
+  last.tokensPerPass = static_cast<double>(last.forwards + last.accepted) / last.forwards;
+  speculation.setLastReply(last);
 }
 
 }  // namespace strata::app

@@ -1,12 +1,14 @@
 #pragma once
 // Sample content for `strata --demo` (screenshots and reviews): a conversation with thinking,
-// Markdown and code, a few sidebar entries, and a GLM-5-sized heatmap with plausible tiers.
+// Markdown and code, a few sidebar entries, a GLM-5-sized heatmap with plausible tiers and
+// plausible speculation stats.
 // Nothing is stored and no model is loaded.
 namespace strata::app {
 
 class ChatController;
+class SpeculationMonitor;
 class TierMonitor;
 
-void fillDemo(ChatController& chat, TierMonitor& monitor);
+void fillDemo(ChatController& chat, TierMonitor& monitor, SpeculationMonitor& speculation);
 
 }  // namespace strata::app

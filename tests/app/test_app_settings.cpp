@@ -1,5 +1,6 @@
 // Settings persist across restarts, out-of-range values are clamped, and the first run falls
-// back to the bundled model folder.
+// back to the bundled model folder. Speculative decoding is announced as it changes (it is
+// applied live).
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -26,6 +27,34 @@ class TestAppSettings : public QObject {
     QCOMPARE(s->modelFolder(), QStringLiteral("/bundled/strata-tiny"));
     QCOMPARE(s->thinking(), true);
     QCOMPARE(s->kvPrecision(), QStringLiteral("f32"));
+    QCOMPARE(s->speculationMode(), QStringLiteral("auto"));
+    QCOMPARE(s->mtpDepth(), 3);
+    QCOMPARE(s->speculation(), (SpeculationChoice{true, 3}));
+  }
+
+  void speculationSurvivesARestartAndIsAnnounced() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("s.ini"));
+    {
+      auto s = open(file);
+      QSignalSpy spec(s.get(), &AppSettings::speculationChanged);
+      s->setSpeculationMode(QStringLiteral("off"));
+      QCOMPARE(spec.count(), 1);
+      QCOMPARE(spec.last().first().value<SpeculationChoice>(), (SpeculationChoice{false, 3}));
+      s->setMtpDepth(5);
+      QCOMPARE(spec.count(), 2);
+      QCOMPARE(spec.last().first().value<SpeculationChoice>(), (SpeculationChoice{false, 5}));
+      s->setMtpDepth(5);  // unchanged: not announced again
+      QCOMPARE(spec.count(), 2);
+      s->setTemperature(0.2);  // another setting: not a speculation change
+      QCOMPARE(spec.count(), 2);
+    }
+    auto s = open(file);
+    QCOMPARE(s->speculationMode(), QStringLiteral("off"));
+    QCOMPARE(s->mtpDepth(), 5);
+    QCOMPARE(s->speculation(), (SpeculationChoice{false, 5}));
+    s->setSpeculationMode(QStringLiteral("auto"));
+    QCOMPARE(s->speculation(), (SpeculationChoice{true, 5}));
   }
 
   void valuesSurviveARestart() {
@@ -69,6 +98,12 @@ class TestAppSettings : public QObject {
     QCOMPARE(s->maxTokens(), 1);
     s->setKvPrecision(QStringLiteral("int3"));
     QCOMPARE(s->kvPrecision(), QStringLiteral("f32"));
+    s->setMtpDepth(0);
+    QCOMPARE(s->mtpDepth(), 1);
+    s->setMtpDepth(12);
+    QCOMPARE(s->mtpDepth(), 8);
+    s->setSpeculationMode(QStringLiteral("sometimes"));
+    QCOMPARE(s->speculationMode(), QStringLiteral("auto"));
   }
 };
 

@@ -1,5 +1,7 @@
 // The whole window with the tiny model: type a message, press Enter, see the reply stream in
-// and get stored; reopen the app and the conversation resumes from its KV cache.
+// and get stored; reopen the app and the conversation resumes from its KV cache. The Inside
+// panel's speculative decoding block shows the engine's stats, and the setting in the Settings
+// dialog switches speculation live.
 #include <QDir>
 #include <QFile>
 #include <QGuiApplication>
@@ -8,6 +10,7 @@
 #include <QQuickItem>
 #include <QQuickStyle>
 #include <QQuickWindow>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -16,6 +19,7 @@
 #include "chat/message_list_model.h"
 #include "settings/app_settings.h"
 #include "shell/app_controller.h"
+#include "speculation/speculation_monitor.h"
 #include "store/conversation_list_model.h"
 
 Q_IMPORT_QML_PLUGIN(Strata_CorePlugin)
@@ -28,6 +32,27 @@ namespace {
 // QTest::keyClicks exists for widgets only.
 void typeText(QWindow* window, const QString& text) {
   for (QChar c : text) QTest::keyClick(window, c.toLatin1());
+}
+
+// An item by objectName in the visual tree (Repeater delegates and popups included, which
+// QObject::findChild does not always reach).
+QQuickItem* findItem(QQuickItem* root, const QString& name) {
+  if (!root) return nullptr;
+  if (root->objectName() == name) return root;
+  for (QQuickItem* child : root->childItems())
+    if (QQuickItem* found = findItem(child, name)) return found;
+  return nullptr;
+}
+
+QString textOf(QQuickItem* root, const QString& name) {
+  QQuickItem* item = findItem(root, name);
+  return item ? item->property("text").toString() : QStringLiteral("<no item %1>").arg(name);
+}
+
+const DrafterData* drafter(const SpeculationData& data, const QString& name) {
+  for (const DrafterData& d : data.drafters)
+    if (d.name == name) return &d;
+  return nullptr;
 }
 
 struct Window {
@@ -116,6 +141,99 @@ class TestChatUi : public QObject {
     QCOMPARE(again.app.chat()->messages()->count(), 2);
     QTRY_VERIFY_WITH_TIMEOUT(again.app.chat()->notice().startsWith(QStringLiteral("Resumed")),
                              10000);
+  }
+
+  void insidePanelShowsSpeculationFromTheEngine() {
+    QTemporaryDir data;
+    Window w(data.path());
+    QVERIFY(w.window);
+    QVERIFY(QTest::qWaitForWindowExposed(w.window));
+    QTRY_COMPARE_WITH_TIMEOUT(w.app.engine()->state(), EngineBridge::State::Ready, 60000);
+    QQuickItem* root = w.window->contentItem();
+    // Published with the first snapshot after loading: one row per drafter, none measured yet.
+    QTRY_VERIFY_WITH_TIMEOUT(findItem(root, QStringLiteral("drafter_grammar")), 10000);
+    QQuickItem* block = findItem(root, QStringLiteral("speculationBlock"));
+    QVERIFY(block);
+    QVERIFY(block->isVisible());
+    QVERIFY(block->height() > 40);
+    for (const char* name : {"mtp", "ngram", "grammar"}) {
+      const QString n = QString::fromLatin1(name);
+      QVERIFY2(findItem(root, QStringLiteral("drafter_") + n), name);
+      QCOMPARE(textOf(root, QStringLiteral("drafterState_") + n), QStringLiteral("on"));
+      QCOMPARE(textOf(root, QStringLiteral("drafterAcceptance_") + n), QStringLiteral("—"));
+    }
+    QCOMPARE(textOf(root, QStringLiteral("speculationTokensPerPass")),
+             QStringLiteral("— tokens/pass"));
+
+    // A reply with the default (Automatic): the MTP head drafts, the panel shows its numbers.
+    QSignalSpy finished(w.app.engine(), &EngineBridge::replyFinished);
+    QSignalSpy loaded(w.app.engine(), &EngineBridge::loaded);
+    w.app.chat()->send(QStringLiteral("What is the capital of France?"));
+    QVERIFY(finished.wait(60000));
+    auto outcome = finished.last().first().value<ReplyOutcome>();
+    QVERIFY2(outcome.drafted > 0, qPrintable(QString::number(outcome.drafted)));
+    QVERIFY(outcome.forwards > 0);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        textOf(root, QStringLiteral("speculationTokensPerPass")),
+        QStringLiteral("%1 tokens/pass")
+            .arg(double(outcome.forwards + outcome.accepted) / double(outcome.forwards), 0, 'f', 2),
+        5000);
+    QCOMPARE(textOf(root, QStringLiteral("speculationDraftsKept")),
+             QStringLiteral("· %1 of %2 drafts kept").arg(outcome.accepted).arg(outcome.drafted));
+    const DrafterData* found = drafter(w.app.speculation()->data(), QStringLiteral("mtp"));
+    QVERIFY(found);
+    const DrafterData mtpStats = *found;  // a copy: the monitor's data is replaced by updates
+    const DrafterData* mtp = &mtpStats;
+    QVERIFY(mtp->rounds > 0);
+    QCOMPARE(textOf(root, QStringLiteral("drafterAcceptance_mtp")),
+             QStringLiteral("%1 %").arg(qRound(100.0 * mtp->firstAccepted / mtp->rounds)));
+    QCOMPARE(textOf(root, QStringLiteral("drafterState_mtp")),
+             mtp->active ? QStringLiteral("on") : QStringLiteral("paused"));
+    const QString speedup = textOf(root, QStringLiteral("drafterSpeedup_mtp"));
+    if (mtp->speedup > 0)
+      QCOMPARE(speedup, QStringLiteral("×") + QString::number(mtp->speedup, 'f', 2));
+    else
+      QCOMPARE(speedup, QStringLiteral("—"));
+
+    // Off in the Settings dialog: applied at once (no reload), the next reply drafts nothing.
+    QObject* dialog = nullptr;
+    for (QObject* o : w.window->findChildren<QObject*>())
+      if (o->inherits("QQuickDialog")) dialog = o;
+    QVERIFY(dialog);
+    QMetaObject::invokeMethod(dialog, "open");
+    QTRY_VERIFY(dialog->property("opened").toBool());
+    QQuickItem* top = w.window->contentItem();  // the overlay that holds popups is above it
+    while (top->parentItem()) top = top->parentItem();
+    QQuickItem* mode = findItem(top, QStringLiteral("speculationMode"));
+    QVERIFY(mode);
+    QCOMPARE(mode->property("currentText").toString(), QStringLiteral("Automatic"));
+    QVERIFY(QMetaObject::invokeMethod(mode, "activated", Q_ARG(int, 1)));
+    QCOMPARE(w.app.settings()->speculationMode(), QStringLiteral("off"));
+    QMetaObject::invokeMethod(dialog, "close");
+
+    finished.clear();
+    w.app.chat()->send(QStringLiteral("What is the capital of Italy?"));
+    QVERIFY(finished.wait(60000));
+    outcome = finished.last().first().value<ReplyOutcome>();
+    QCOMPARE(outcome.drafted, 0);
+    QCOMPARE(loaded.count(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(textOf(root, QStringLiteral("drafterState_mtp")),
+                              QStringLiteral("off"), 5000);
+    QCOMPARE(textOf(root, QStringLiteral("drafterState_ngram")), QStringLiteral("off"));
+    QCOMPARE(textOf(root, QStringLiteral("speculationTokensPerPass")),
+             QStringLiteral("1.00 tokens/pass"));
+    // The acceptance measured earlier stays (the stats are the engine's, over its lifetime).
+    QCOMPARE(textOf(root, QStringLiteral("drafterAcceptance_mtp")),
+             QStringLiteral("%1 %").arg(qRound(100.0 * mtp->firstAccepted / mtp->rounds)));
+
+    // Persisted: a second start reads Off.
+    w.app.settings()->setMtpDepth(6);
+    auto reopened = std::make_unique<AppSettings>(
+        std::make_unique<QSettings>(QDir(data.path()).filePath(QStringLiteral("settings.ini")),
+                                    QSettings::IniFormat),
+        QString());
+    QCOMPARE(reopened->speculationMode(), QStringLiteral("off"));
+    QCOMPARE(reopened->mtpDepth(), 6);
   }
 
   void badModelFolderShowsADismissableError() {

@@ -1,5 +1,6 @@
 // The engine bridge with the bundled tiny model: a reply streams in as coalesced deltas, stop
-// works, sessions are saved and resumed, and bad input gives error signals (never a crash).
+// works, sessions are saved and resumed, bad input gives error signals (never a crash), and the
+// speculative decoding setting reaches the engine live, with its stats published.
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -19,6 +20,18 @@ GenerateRequest capitalQuestion(const QString& kvFile = {}) {
   r.temperature = 0;  // greedy: the same reply every run
   r.maxTokens = 64;
   return r;
+}
+
+const DrafterData* drafter(const SpeculationData& data, const QString& name) {
+  for (const DrafterData& d : data.drafters)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+QStringList drafterNames(const SpeculationData& data) {
+  QStringList names;
+  for (const DrafterData& d : data.drafters) names << d.name;
+  return names;
 }
 
 LoadRequest tinyModel() {
@@ -156,6 +169,94 @@ class TestEngineBridge : public QObject {
     const auto outcome = finished.first().first().value<ReplyOutcome>();
     QCOMPARE(outcome.reusedTokens, 0);
     QVERIFY(outcome.text.contains(QStringLiteral("Paris")));
+  }
+
+  void speculationSettingReachesTheEngineLive() {
+    EngineBridge bridge;
+    bridge.setSpeculation({false, 3});  // before the model: it is opened with it
+    QSignalSpy loaded(&bridge, &EngineBridge::loaded);
+    QSignalSpy stats(&bridge, &EngineBridge::speculationData);
+    QSignalSpy finished(&bridge, &EngineBridge::replyFinished);
+    bridge.load(tinyModel());
+    QVERIFY(loaded.wait(60000));
+
+    bridge.generate(capitalQuestion());
+    QVERIFY(finished.wait(60000));
+    const auto off = finished.first().first().value<ReplyOutcome>();
+    QCOMPARE(off.drafted, 0);
+    QCOMPARE(off.accepted, 0);
+    QVERIFY(off.forwards > 0);
+    QCOMPARE(off.tokensPerPass, 1.0);  // one token per forward pass: plain decoding
+    QVERIFY(!stats.isEmpty());
+    SpeculationData data = stats.last().first().value<SpeculationData>();
+    // The tiny model has an MTP layer, so all three drafters are listed.
+    QCOMPARE(drafterNames(data), (QStringList{QStringLiteral("mtp"), QStringLiteral("ngram"),
+                                              QStringLiteral("grammar")}));
+    for (const DrafterData& d : data.drafters) {
+      QCOMPARE(d.mode, QStringLiteral("off"));
+      QVERIFY(!d.active);
+      QCOMPARE(d.rounds, 0);
+    }
+
+    // Automatic, without a reload: the next reply drafts, and says the same (lossless).
+    bridge.setSpeculation({true, 3});
+    finished.clear();
+    stats.clear();
+    bridge.generate(capitalQuestion());
+    QVERIFY(finished.wait(60000));
+    const auto on = finished.first().first().value<ReplyOutcome>();
+    QVERIFY2(on.drafted > 0, qPrintable(QString::number(on.drafted)));
+    QVERIFY2(on.accepted > 0, qPrintable(QString::number(on.accepted)));
+    QVERIFY(on.accepted <= on.drafted);
+    QVERIFY2(on.tokensPerPass > 1.0, qPrintable(QString::number(on.tokensPerPass)));
+    QVERIFY(on.forwards < off.forwards);  // the same tokens in fewer passes
+    QCOMPARE(on.text, off.text);
+    QCOMPARE(loaded.count(), 1);
+
+    QVERIFY(!stats.isEmpty());
+    data = stats.last().first().value<SpeculationData>();
+    const DrafterData* mtp = drafter(data, QStringLiteral("mtp"));
+    QVERIFY(mtp);
+    QCOMPARE(mtp->mode, QStringLiteral("auto"));
+    QVERIFY(mtp->rounds > 0);
+    QVERIFY(mtp->drafted >= mtp->rounds);
+    QVERIFY(mtp->firstAccepted > 0 && mtp->firstAccepted <= mtp->rounds);
+    QCOMPARE(mtp->acceptance, double(mtp->firstAccepted) / double(mtp->rounds));
+    // What the drafters report adds up to what the reply counted.
+    qint64 drafted = 0, accepted = 0;
+    for (const DrafterData& d : data.drafters) {
+      drafted += d.drafted;
+      accepted += d.accepted;
+    }
+    QCOMPARE(drafted, on.drafted);
+    QCOMPARE(accepted, on.accepted);
+  }
+
+  void mtpDraftLengthReachesTheEngine() {
+    for (const int depth : {1, 4}) {
+      EngineBridge bridge;
+      bridge.setSpeculation({true, depth});
+      QSignalSpy loaded(&bridge, &EngineBridge::loaded);
+      QSignalSpy stats(&bridge, &EngineBridge::speculationData);
+      QSignalSpy finished(&bridge, &EngineBridge::replyFinished);
+      bridge.load(tinyModel());
+      QVERIFY(loaded.wait(60000));
+      bridge.generate(capitalQuestion());
+      QVERIFY(finished.wait(60000));
+      const DrafterData* mtp =
+          drafter(stats.last().first().value<SpeculationData>(), QStringLiteral("mtp"));
+      QVERIFY(mtp);
+      QVERIFY2(mtp->rounds > 1, qPrintable(QString::number(mtp->rounds)));
+      const QString counts = QStringLiteral("depth %1: %2 drafted in %3 rounds")
+                                 .arg(depth)
+                                 .arg(mtp->drafted)
+                                 .arg(mtp->rounds);
+      if (depth == 1)
+        QVERIFY2(mtp->drafted == mtp->rounds, qPrintable(counts));
+      else  // fewer than `depth` only where the reply's token limit is near
+        QVERIFY2(mtp->drafted > mtp->rounds && mtp->drafted <= depth * mtp->rounds,
+                 qPrintable(counts));
+    }
   }
 };
 
