@@ -152,28 +152,18 @@ class TestKernels : public QObject {
         auto scaleOf = [&](int64_t b) {
           return m.scales[r * m.groupsPerRow() + b * 32 / m.groupSize] * natural.scales[i * blocks + b];
         };
+        // Exact block sums, then f32 lanes lane[b % L]: L = 4 for int8, 16 for int4.
+        const int lanesCount = f == IntFormat::Int8 ? 4 : 16;
+        float lanes[16] = {};
+        for (int64_t b = 0; b < blocks; ++b) {
+          int32_t isum = 0;
+          for (int64_t c = b * 32; c < b * 32 + 32; ++c) isum += code(c);
+          lanes[b % lanesCount] += scaleOf(b) * static_cast<float>(isum);
+        }
         float expected = 0.0f;
         if (f == IntFormat::Int8) {
-          float lanes[4] = {0, 0, 0, 0};
-          for (int64_t b = 0; b < blocks; ++b) {
-            int32_t isum = 0;
-            for (int64_t c = b * 32; c < b * 32 + 32; ++c) isum += code(c);
-            lanes[b % 4] += scaleOf(b) * static_cast<float>(isum);
-          }
           expected = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
         } else {
-          // 16 lanes per 128-column chunk; lane j sums weight bytes 4j..4j+3, whose low
-          // nibbles hold columns 32*(t/16) + t%16 and high nibbles those + 16.
-          float lanes[16] = {};
-          for (int64_t chunk = 0; chunk < m.paddedCols / 128; ++chunk)
-            for (int j = 0; j < 16; ++j) {
-              int32_t p = 0;
-              for (int t = 4 * j; t < 4 * j + 4; ++t) {
-                const int64_t low = chunk * 128 + 32 * (t / 16) + t % 16;
-                p += code(low) + code(low + 16);
-              }
-              lanes[j] += scaleOf(chunk * 4 + j / 4) * static_cast<float>(p);
-            }
           float l8[8], l4[4];
           for (int k = 0; k < 8; ++k) l8[k] = lanes[k] + lanes[k + 8];
           for (int k = 0; k < 4; ++k) l4[k] = l8[k] + l8[k + 4];
@@ -214,6 +204,38 @@ class TestKernels : public QObject {
         kernels::matmulInteger(m, x.data(), 3, b.data(), simd);
         QVERIFY2(bitEqual(a, b), qPrintable(QString("format %1, %2x%3 g%4").arg(int(f)).arg(rows).arg(cols).arg(group)));
       }
+  }
+
+  // A kernel call takes one weight row and up to kMaxDotInputs inputs: each input's result is
+  // the one it gets alone, for every input count (full calls, short tails) and scale layout,
+  // and on every path equals the scalar reference.
+  void inputCountsEqualOneAtATime() {
+    const auto scalar = kernels::intKernels(kernels::IntKernelPath::Scalar);
+    for (auto p : {kernels::IntKernelPath::Scalar, kernels::IntKernelPath::Avx2,
+                   kernels::IntKernelPath::Avx512Vnni}) {
+      if (!kernels::pathAvailable(p)) continue;
+      const auto k = kernels::intKernels(p);
+      for (IntFormat f : {IntFormat::Int8, IntFormat::Int4})
+        for (int group : {0, 32, 64, 256}) {
+          const int rows = 3, cols = 300, maxN = kernels::kMaxDotInputs + 2;
+          const auto w = randomValues(static_cast<size_t>(rows) * cols, 61 + group);
+          const auto x = randomValues(static_cast<size_t>(maxN) * cols, 62 + group, 2.0f);
+          const auto m = quant::quantizeMatrix(w.data(), rows, cols, f, group);
+          std::vector<float> alone(static_cast<size_t>(maxN) * rows), reference(alone.size());
+          for (int i = 0; i < maxN; ++i) {
+            kernels::matmulInteger(m, x.data() + i * cols, 1, alone.data() + i * rows, k);
+            kernels::matmulInteger(m, x.data() + i * cols, 1, reference.data() + i * rows, scalar);
+          }
+          const QString what = QString("path %1 format %2 g%3").arg(int(p)).arg(int(f)).arg(group);
+          QVERIFY2(bitEqual(alone, reference), qPrintable(what));
+          for (int n = 2; n <= maxN; ++n) {
+            std::vector<float> batch(static_cast<size_t>(n) * rows);
+            kernels::matmulInteger(m, x.data(), n, batch.data(), k);
+            QVERIFY2(std::memcmp(batch.data(), alone.data(), batch.size() * sizeof(float)) == 0,
+                     qPrintable(what + QString(" n %1").arg(n)));
+          }
+        }
+    }
   }
 
   // The integer path approximates the exact (dequantize-then-f32) path closely.

@@ -1,37 +1,55 @@
 #pragma once
-// Dot products of one quantized weight row with one row of int8-quantized activations.
+// Dot products of one quantized weight row with int8-quantized activation rows.
 //
 // Every path computes exactly the same number, each f32 operation rounded as written, so the
 // SIMD paths are bit-exact against the scalar reference:
 //
-// Int8: per 32-column block b, isum_b = sum(wcode * acode) (exact); four f32 partial sums,
-//     lane[b % 4] += (wscale[group(b)] * ascale[b]) * float(isum_b),
-//   y = (lane0 + lane1) + (lane2 + lane3).
-// Int4: per 128-column chunk, 16 exact integer partial sums p_j (j = 0..15), each over weight
-//   bytes 4j..4j+3 of the chunk: sum((low nibble - 8) * acode_low + (high nibble - 8) *
-//   acode_high), which is what one int32 lane of a vpdpbusd / pmaddubsw+pmaddwd pair holds
-//   (less its int4Offsets entry). Lane j belongs to block 4 * chunk + j / 4; sixteen f32 sums
-//     lane[j] += (wscale[group(b)] * ascale[b]) * float(p_j),
-//   then halves folded: l8[i] = lane[i] + lane[i+8], l4[i] = l8[i] + l8[i+4],
-//   l2[i] = l4[i] + l4[i+2], y = l2[0] + l2[1].
-// Several lanes break the chain of dependent adds; the int4 form also needs no horizontal
-// integer sums per block.
+// Both formats: per 32-column block b, an exact integer sum isum_b = sum(wcode * acode), then
+// f32 partial sums lane[b % L] += (wscale[group(b)] * ascale[b]) * float(isum_b), folded at the
+// end in a fixed order. Several lanes break the chain of dependent adds.
+// Int8: L = 4, y = (lane0 + lane1) + (lane2 + lane3).
+// Int4: L = 16 (four chunks of four blocks, so a kernel reduces four chunks' integer sums
+//   together), halves folded: l8[i] = lane[i] + lane[i+8], l4[i] = l8[i] + l8[i+4],
+//   l2[i] = l4[i] + l4[i+2], y = l2[0] + l2[1]. The SIMD kernels compute isum_b as the
+//   block's four int32 lanes of vpdpbusd / pmaddubsw+pmaddwd over unsigned codes (q + 8), less
+//   the block's int4Offsets entry.
+//
+// A kernel call computes one weight row against up to kMaxDotInputs activation rows (a
+// speculative verify pass or a small batch): the row's bytes are loaded and unpacked once for
+// all of them. Rows are not combined: streaming several rows at once measured far slower on
+// this project's machine than one row in address order. Each input's number is exactly the
+// one defined above, so it does not depend on the batch (speculative verification relies on
+// that).
 #include <cstdint>
 #include <string_view>
 
 namespace strata::kernels {
 
+inline constexpr int kMaxDotInputs = 4;
+
 struct IntRowArgs {
   const uint8_t* weights;      // one row in the quant/int_quant.h layout
   const float* weightScales;   // the row's group scales
   int groupShift;              // group(b) = b >> groupShift (log2 of blocks per group)
-  const int8_t* codes;         // one activation row, arranged for the weight format
-  const float* actScales;      // per 32-block
-  const int32_t* int4Offsets;  // int4 only: QuantizedActivations::int4Offsets of the row
+  int inputs;                  // 1 .. kMaxDotInputs activation rows, stored one after another:
+  const int8_t* codes;         //   paddedCols codes each, arranged for the weight format,
+  const float* actScales;      //   paddedCols / 32 block scales each,
+  const int32_t* int4Offsets;  //   int4 only: paddedCols / 32, per block 8 * sum(acodes)
   int64_t paddedCols;          // multiple of 128
 };
 
-using IntRowDot = float (*)(const IntRowArgs& args);
+// The arguments for input i alone.
+inline IntRowArgs input(const IntRowArgs& a, int i) {
+  IntRowArgs one = a;
+  one.inputs = 1;
+  one.codes = a.codes + i * a.paddedCols;
+  one.actScales = a.actScales + i * (a.paddedCols / 32);
+  if (a.int4Offsets) one.int4Offsets = a.int4Offsets + i * (a.paddedCols / 32);
+  return one;
+}
+
+// Writes input i's dot product with the row to out[i * outStride].
+using IntRowDot = void (*)(const IntRowArgs& args, float* out, int64_t outStride);
 
 enum class IntKernelPath { Scalar, Avx2, Avx512Vnni };
 
@@ -53,12 +71,12 @@ struct IntKernels {
 IntKernels intKernels(IntKernelPath path);
 
 // Per-ISA implementations (each file compiled with its own target flags).
-float dotInt8Scalar(const IntRowArgs& a);
-float dotInt4Scalar(const IntRowArgs& a);
-float dotInt8Avx2(const IntRowArgs& a);
-float dotInt4Avx2(const IntRowArgs& a);
-float dotInt8Avx512Vnni(const IntRowArgs& a);
-float dotInt4Avx512Vnni(const IntRowArgs& a);
+void dotInt8Scalar(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt4Scalar(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt8Avx2(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt4Avx2(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt8Avx512Vnni(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt4Avx512Vnni(const IntRowArgs& a, float* out, int64_t outStride);
 
 // groupShift for a quantized matrix: blocks per group is a power of two, or the whole row.
 int groupShiftOf(int64_t groupSize, int64_t paddedCols);
