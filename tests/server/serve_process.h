@@ -2,6 +2,7 @@
 // `strata-cli serve` on a free port as a child process, stopped with SIGTERM.
 #include <signal.h>
 
+#include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStringList>
@@ -33,6 +34,16 @@ class ServeProcess {
   }
 
   bool running() const { return process_ && process_->state() == QProcess::Running; }
+
+  // The server's peak resident memory so far (VmHWM), in bytes; -1 if unreadable.
+  long long peakRssBytes() const {
+    if (!running()) return -1;
+    QFile status(QString("/proc/%1/status").arg(process_->processId()));
+    if (!status.open(QIODevice::ReadOnly)) return -1;
+    for (const QByteArray& line : status.readAll().split('\n'))
+      if (line.startsWith("VmHWM:")) return line.mid(6).trimmed().split(' ').first().toLongLong() * 1024;
+    return -1;
+  }
 
   // SIGTERM, then the exit code (-1 if it crashed or did not stop within `ms`).
   int stop(int ms = 15000) {
