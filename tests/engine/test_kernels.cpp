@@ -112,6 +112,28 @@ class TestKernels : public QObject {
     for (int8_t c : a.codes) QVERIFY(c >= -127);
   }
 
+  // Codes and scales from the definition: per block of 32, scale = max|x| / 127 and
+  // code = round-half-even(x / scale); a zero block has scale 0 and codes 0; padding is 0.
+  void activationCodesFollowTheDefinition() {
+    const int cols = 77, padded = 128;
+    auto x = randomValues(2 * cols, 9, 3.0f);
+    std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // row 0, block 1: all zero
+    const auto a = quant::quantizeActivations(x.data(), 2, cols, padded, IntFormat::Int8);
+    for (int r = 0; r < 2; ++r)
+      for (int b = 0; b < padded / 32; ++b) {
+        float amax = 0;
+        for (int c = b * 32; c < std::min(cols, b * 32 + 32); ++c) amax = std::max(amax, std::fabs(x[r * cols + c]));
+        const float scale = amax / 127.0f;
+        QCOMPARE(a.scales[r * (padded / 32) + b], scale);
+        for (int c = b * 32; c < b * 32 + 32; ++c) {
+          const int expected = c >= cols || scale == 0.0f
+                                   ? 0
+                                   : static_cast<int>(std::clamp(std::nearbyint(x[r * cols + c] / scale), -127.0f, 127.0f));
+          QCOMPARE(int{a.codes[r * padded + c]}, expected);
+        }
+      }
+  }
+
   // The int4 arrangement and its offsets, from the layout definition: weight byte t of a
   // chunk holds column 32*(t/16) + t%16 (low nibble) and that column + 16 (high nibble).
   void int4ActivationArrangement() {
@@ -270,10 +292,10 @@ class TestKernels : public QObject {
   void batchRowsEqualSingleRows_data() {
     QTest::addColumn<QString>("format");
     QTest::addColumn<int>("cols");
-    for (const char* f : {"f32", "bf16"})
-      for (int cols : {7, 16, 48, 77, 256, 640}) QTest::addRow("%s cols %d", f, cols) << QString(f) << cols;
-    for (const char* f : {"int8", "int4"})  // whole groups of 32 columns
-      for (int cols : {32, 96, 256, 640}) QTest::addRow("%s cols %d", f, cols) << QString(f) << cols;
+    for (const QString f : {"f32", "bf16"})
+      for (int cols : {7, 16, 48, 77, 256, 640}) QTest::addRow("%s cols %d", qPrintable(f), cols) << f << cols;
+    for (const QString f : {"int8", "int4"})  // whole groups of 32 columns
+      for (int cols : {32, 96, 256, 640}) QTest::addRow("%s cols %d", qPrintable(f), cols) << f << cols;
   }
   void batchRowsEqualSingleRows() {
     QFETCH(QString, format);

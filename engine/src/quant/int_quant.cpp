@@ -18,6 +18,27 @@ int encode(float v, float scale, int qmax) {
   return static_cast<int>(std::clamp(q, static_cast<float>(-qmax), static_cast<float>(qmax)));
 }
 
+// One block of `count` <= 32 activations: returns its scale and writes its codes in column
+// order (the same arithmetic as encode(): exact division, round to nearest even, clamp).
+// Decode quantizes every activation row once per matmul, so this is built for several
+// instruction sets like the kernels.
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+float quantizeActivationBlock(const float* x, int64_t count, int8_t* codes) {
+  float amax = 0.0f;
+  for (int64_t c = 0; c < count; ++c) {
+    const float a = std::fabs(x[c]);
+    amax = a > amax ? a : amax;
+  }
+  const float scale = amax / 127.0f;
+  for (int64_t c = 0; c < count; ++c) {
+    const float q = scale == 0.0f ? 0.0f : std::nearbyint(x[c] / scale);
+    codes[c] = static_cast<int8_t>(q < -127.0f ? -127.0f : q > 127.0f ? 127.0f : q);
+  }
+  return scale;
+}
+
 }  // namespace
 
 QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols, IntFormat format,
@@ -114,17 +135,16 @@ QuantizedActivations quantizeActivations(const float* x, int64_t rows, int64_t c
     int8_t* codes = a.codes.data() + r * paddedCols;
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t begin = b * kBlock;
-      const int64_t end = std::min(begin + kBlock, cols);
-      float amax = 0.0f;
-      for (int64_t c = begin; c < end; ++c) amax = std::max(amax, std::fabs(xr[c]));
-      const float scale = amax / 127.0f;
-      for (int64_t c = begin; c < end; ++c) {
-        const int q = encode(xr[c], scale, 127);
-        const int64_t slot =
-            order == IntFormat::Int8 ? c : (c / kChunk) * kChunk + int4ActivationSlot(c % kChunk);
-        codes[slot] = static_cast<int8_t>(q);
+      const int64_t count = std::max<int64_t>(0, std::min(begin + kBlock, cols) - begin);
+      int8_t block[kBlock] = {};  // columns past `cols` (padding) stay 0
+      a.scales[static_cast<size_t>(r * blocks + b)] = quantizeActivationBlock(xr + begin, count, block);
+      if (order == IntFormat::Int8) {
+        std::copy(block, block + kBlock, codes + begin);
+      } else {  // the block's first 16 codes, then its last 16 (int4ActivationSlot)
+        int8_t* chunk = codes + (begin / kChunk) * kChunk + (begin % kChunk) / kBlock * 16;
+        std::copy(block, block + 16, chunk);
+        std::copy(block + 16, block + kBlock, chunk + 64);
       }
-      a.scales[static_cast<size_t>(r * blocks + b)] = scale;
     }
   }
   if (order == IntFormat::Int4) {
