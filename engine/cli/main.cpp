@@ -85,7 +85,7 @@ const std::vector<Command>& commands() {
             Speculative decoding against plain decoding in the same run, greedy, on the
             model's eval prompts (DIR/eval.jsonl or --prompts): per drafter (mtp, ngram,
             grammar on the JSON prompts under a schema of their expected keys, and auto =
-            all self-tuning after a warm-up pass) and mode (ram; stream = a container whose
+            all self-tuning after 3 warm-up passes) and mode (ram; stream = a container whose
             expert cache holds a fraction F, default 0.25, of the experts): first-draft
             acceptance, tokens per forward pass, speed-up (median over repeats of the decode
             tokens/s ratio). --json: one object per drafter and mode (drafter, mode,

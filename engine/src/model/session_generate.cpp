@@ -22,7 +22,7 @@ SamplingParams draftParams(SamplingParams p) {
   return p;
 }
 
-constexpr int64_t kPausedMtpBacklog = 64;
+constexpr int64_t kPausedMtpBacklog = 16;
 }  // namespace
 
 std::pair<spec::DrafterKind, spec::Draft> SessionImpl::chooseDraft(std::span<const int32_t> history,

@@ -25,7 +25,8 @@ double SpeculationSummary::tokensPerForward() const {
 namespace spec {
 namespace {
 constexpr double kSmoothing = 0.1;        // weight of the newest sample in the moving averages
-constexpr int64_t kWarmRounds = 4;        // rounds before a verdict
+constexpr int64_t kWarmRounds = 4;        // rounds before the first verdict
+constexpr int64_t kProbeRounds = 2;       // rounds before a verdict on a drafter that lost before
 constexpr int64_t kFirstPause = 128;      // tokens before the first probe
 constexpr int64_t kLongestPause = 4096;
 constexpr int64_t kPlainSampleEvery = 128;  // tokens between plain measurements
@@ -115,13 +116,14 @@ void SpeculationTuner::recordRound(DrafterKind kind, int drafted, int accepted, 
   d.firstAccepted += accepted > 0 ? 1 : 0;
   d.produced += produced;
   tokens_ += produced;
-  if (modeLocked(kind) != DrafterMode::Auto || d.recentRounds < kWarmRounds || plainSteps_ == 0)
+  const int64_t verdictAfter = d.failedProbes > 0 ? kProbeRounds : kWarmRounds;
+  if (modeLocked(kind) != DrafterMode::Auto || d.recentRounds < verdictAfter || plainSteps_ == 0)
     return;
   if (speedupLocked(d) < 1.0) {  // losing: pause, longer after every failed probe
     d.enabled = false;
     d.pausedUntil = tokens_ + std::min(kLongestPause, kFirstPause << std::min(d.failedProbes, 10));
     ++d.failedProbes;
-  } else if (d.recentRounds == kWarmRounds) {
+  } else if (d.recentRounds == verdictAfter) {
     d.failedProbes = 0;
   }
 }
