@@ -69,7 +69,9 @@ if(TARGET strata)
   list(APPEND _runtime_depends libqt6sql6-sqlite
     qml6-module-qtqml qml6-module-qtqml-models qml6-module-qtqml-workerscript
     qml6-module-qtquick qml6-module-qtquick-window qml6-module-qtquick-controls
-    qml6-module-qtquick-templates qml6-module-qtquick-layouts qml6-module-qtquick-dialogs)
+    qml6-module-qtquick-templates qml6-module-qtquick-layouts qml6-module-qtquick-dialogs
+    # QtQuick.Dialogs' non-native file dialog (used without a platform dialog) imports it.
+    qml6-module-qt-labs-folderlistmodel)
 endif()
 list(JOIN _runtime_depends ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 

@@ -44,6 +44,7 @@ ApplicationWindow {
             Layout.minimumWidth: 260
             Layout.fillHeight: true
             chat: window.app.chat
+            transfer: window.app.transfer
         }
         Rectangle { Layout.fillHeight: true; width: 1; color: Theme.border }
 

@@ -1,12 +1,15 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Dialogs
 import QtQuick.Layouts
 import Strata.Core
 
-// Conversations: new, search (full text), open, rename, delete.
+// Conversations: new, import (JSON), search (full text), open, rename, export (Markdown or
+// JSON), delete.
 Rectangle {
     id: sidebar
     property ChatController chat
+    property ConversationTransfer transfer
     color: Theme.sidebar
 
     function focusSearch() { search.forceActiveFocus() }
@@ -22,12 +25,26 @@ Rectangle {
             font.pixelSize: 20
             font.bold: true
         }
-        Button {
+        RowLayout {
             Layout.fillWidth: true
-            text: qsTr("New chat")
-            highlighted: true
-            Accessible.name: qsTr("New chat (Ctrl+N)")
-            onClicked: sidebar.chat.newConversation()
+            spacing: 6
+            Button {
+                Layout.fillWidth: true
+                text: qsTr("New chat")
+                highlighted: true
+                Accessible.name: qsTr("New chat (Ctrl+N)")
+                onClicked: sidebar.chat.newConversation()
+            }
+            Button {
+                objectName: "importButton"
+                text: qsTr("Import…")
+                enabled: sidebar.transfer !== null
+                Accessible.name: qsTr("Import a conversation from a JSON file")
+                ToolTip.visible: hovered
+                ToolTip.delay: 600
+                ToolTip.text: qsTr("Import a conversation (Strata or OpenAI-style JSON)")
+                onClicked: importDialog.open()
+            }
         }
         TextField {
             id: search
@@ -63,8 +80,9 @@ Rectangle {
                 Label {
                     visible: list.renaming !== entry.index
                     anchors.left: parent.left
-                    anchors.right: actions.left
+                    anchors.right: actions.visible ? actions.left : parent.right
                     anchors.leftMargin: 10
+                    anchors.rightMargin: actions.visible ? 0 : 10
                     anchors.verticalCenter: parent.verticalCenter
                     text: entry.title
                     elide: Text.ElideRight
@@ -83,6 +101,18 @@ Rectangle {
                     anchors.right: parent.right
                     anchors.verticalCenter: parent.verticalCenter
                     visible: hover.hovered || entry.current
+                    ToolButton {
+                        objectName: "exportButton"
+                        text: "⤓"
+                        Accessible.name: qsTr("Export the conversation")
+                        ToolTip.visible: hovered
+                        ToolTip.delay: 600
+                        ToolTip.text: qsTr("Export as Markdown or JSON")
+                        onClicked: {
+                            exportMenu.conversationId = entry.conversationId
+                            exportMenu.popup()
+                        }
+                    }
                     ToolButton {
                         text: "✎"
                         Accessible.name: qsTr("Rename the conversation")
@@ -103,5 +133,48 @@ Rectangle {
                 color: Theme.textDim
             }
         }
+    }
+
+    Menu {
+        id: exportMenu
+        property var conversationId: 0
+        MenuItem {
+            text: qsTr("Export as Markdown…")
+            onTriggered: exportDialog.start(exportMenu.conversationId, "md")
+        }
+        MenuItem {
+            text: qsTr("Export as JSON…")
+            onTriggered: exportDialog.start(exportMenu.conversationId, "json")
+        }
+    }
+
+    FileDialog {
+        id: exportDialog
+        objectName: "exportDialog"
+        property var conversationId: 0
+        property string suffix: "md"
+        title: qsTr("Export the conversation")
+        fileMode: FileDialog.SaveFile
+        defaultSuffix: suffix
+        nameFilters: suffix === "md" ? [qsTr("Markdown (*.md)")] : [qsTr("JSON (*.json)")]
+        function start(id, kind) {
+            conversationId = id
+            suffix = kind
+            const file = sidebar.transfer.suggestedFile(id, kind)
+            currentFolder = file.toString().replace(/\/[^\/]*$/, "")
+            selectedFile = file
+            open()
+        }
+        onAccepted: suffix === "md" ? sidebar.transfer.exportMarkdown(conversationId, selectedFile)
+                                    : sidebar.transfer.exportJson(conversationId, selectedFile)
+    }
+
+    FileDialog {
+        id: importDialog
+        objectName: "importDialog"
+        title: qsTr("Import a conversation")
+        fileMode: FileDialog.OpenFile
+        nameFilters: [qsTr("JSON (*.json)"), qsTr("All files (*)")]
+        onAccepted: sidebar.transfer.importJson(selectedFile)
     }
 }

@@ -15,6 +15,8 @@ packages=(cmake ninja-build g++ pkg-config libspdlog-dev nlohmann-json3-dev libx
           qml6-module-qtqml-workerscript qml6-module-qtquick qml6-module-qtquick-window
           qml6-module-qtquick-controls qml6-module-qtquick-templates qml6-module-qtquick-layouts
           qml6-module-qtquick-shapes qml6-module-qtquick-dialogs qml6-module-qttest
+          # QtQuick.Dialogs' own (non-native) file dialog, used where no platform dialog is.
+          qml6-module-qt-labs-folderlistmodel
           # The installer (installer/): the app's PNG icons are rendered from its SVG.
           librsvg2-bin)
 

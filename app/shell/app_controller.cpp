@@ -6,10 +6,12 @@
 
 #include "bridge/engine_bridge.h"
 #include "chat/chat_controller.h"
+#include "chat/conversation_transfer.h"
 #include "heatmap/tier_monitor.h"
 #include "settings/app_settings.h"
 #include "shell/demo_content.h"
 #include "speculation/speculation_monitor.h"
+#include "store/conversation_list_model.h"
 #include "store/conversation_store.h"
 
 namespace strata::app {
@@ -31,10 +33,19 @@ AppController::AppController(AppOptions options, QObject* parent)
   QString storeError;
   const bool stored = !options_.demo && store_->open(&storeError);
   chat_ = new ChatController(bridge_, store_.get(), settings_, monitor_, this);
+  transfer_ = new ConversationTransfer(store_.get(), this);
   if (!options_.demo && !stored)
     showError(tr("Conversations will not be saved: %1").arg(storeError));
 
   connect(chat_, &ChatController::error, this, &AppController::showError);
+  connect(transfer_, &ConversationTransfer::error, this, &AppController::showError);
+  connect(transfer_, &ConversationTransfer::imported, this, [this](qint64 id) {
+    chat_->conversations()->reload();
+    chat_->openConversation(id);
+    chat_->setNotice(tr("Imported \u201c%1\u201d").arg(chat_->title()));
+  });
+  connect(transfer_, &ConversationTransfer::exported, this,
+          [this](const QString& file) { chat_->setNotice(tr("Exported to %1").arg(file)); });
   connect(bridge_, &EngineBridge::warning, this, &AppController::showError);
   connect(bridge_, &EngineBridge::loadFailed, this, [this](const QString& message) {
     showError(tr("Could not open the model: %1").arg(message));
@@ -52,9 +63,10 @@ AppController::AppController(AppOptions options, QObject* parent)
 }
 
 AppController::~AppController() {
-  // The chat and the bridge go first: the bridge stops the worker thread, nothing then
-  // refers to the store.
+  // The chat, the transfer and the bridge go first: the bridge stops the worker thread, nothing
+  // then refers to the store.
   delete chat_;
+  delete transfer_;
   delete bridge_;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The app's root object, handed to Main.qml as its `app` property: owns the settings, the
-// conversation store, the engine bridge, the chat controller, the tier and speculation monitors,
-// loads the model, and holds the one dismissable error message the window shows.
+// conversation store, the engine bridge, the chat controller, conversation export/import, the
+// tier and speculation monitors, loads the model, and holds the one dismissable error message
+// the window shows.
 #include <QtQml/qqmlregistration.h>
 
 #include <QObject>
@@ -14,6 +15,7 @@ namespace strata::app {
 class AppSettings;
 class ChatController;
 class ConversationStore;
+class ConversationTransfer;
 class EngineBridge;
 class SpeculationMonitor;
 class TierMonitor;
@@ -29,6 +31,7 @@ class AppController : public QObject {
   Q_OBJECT
   Q_MOC_INCLUDE("bridge/engine_bridge.h")
   Q_MOC_INCLUDE("chat/chat_controller.h")
+  Q_MOC_INCLUDE("chat/conversation_transfer.h")
   Q_MOC_INCLUDE("heatmap/tier_monitor.h")
   Q_MOC_INCLUDE("settings/app_settings.h")
   Q_MOC_INCLUDE("speculation/speculation_monitor.h")
@@ -37,6 +40,7 @@ class AppController : public QObject {
   Q_PROPERTY(strata::app::AppSettings* settings READ settings CONSTANT)
   Q_PROPERTY(strata::app::EngineBridge* engine READ engine CONSTANT)
   Q_PROPERTY(strata::app::ChatController* chat READ chat CONSTANT)
+  Q_PROPERTY(strata::app::ConversationTransfer* transfer READ transfer CONSTANT)
   Q_PROPERTY(strata::app::TierMonitor* monitor READ monitor CONSTANT)
   Q_PROPERTY(strata::app::SpeculationMonitor* speculation READ speculation CONSTANT)
   Q_PROPERTY(QString errorText READ errorText NOTIFY errorChanged)
@@ -52,6 +56,7 @@ class AppController : public QObject {
   AppSettings* settings() const { return settings_; }
   EngineBridge* engine() const { return bridge_; }
   ChatController* chat() const { return chat_; }
+  ConversationTransfer* transfer() const { return transfer_; }
   TierMonitor* monitor() const { return monitor_; }
   SpeculationMonitor* speculation() const { return speculation_; }
   QString errorText() const { return error_; }
@@ -80,6 +85,7 @@ class AppController : public QObject {
   TierMonitor* monitor_;
   SpeculationMonitor* speculation_;
   ChatController* chat_;
+  ConversationTransfer* transfer_;
   LoadRequest loaded_;  // what the current model was opened with
   QString error_;
 };

@@ -83,11 +83,13 @@ QList<ConversationRow> ConversationStore::conversations(const QString& search) {
   QSqlQuery q(db_);
   const QString fts = ftsQuery(search);
   if (fts.isEmpty()) {
-    q.prepare(QStringLiteral(
-        "SELECT id, title, updated_ms FROM conversations ORDER BY updated_ms DESC, id DESC"));
+    q.prepare(
+        QStringLiteral("SELECT id, title, updated_ms, created_ms FROM conversations ORDER BY "
+                       "updated_ms DESC, id DESC"));
   } else {
     q.prepare(QStringLiteral(
-        "SELECT id, title, updated_ms FROM conversations WHERE title LIKE ? ESCAPE '\\'"
+        "SELECT id, title, updated_ms, created_ms FROM conversations"
+        " WHERE title LIKE ? ESCAPE '\\'"
         " OR id IN (SELECT m.conversation_id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
         "           WHERE messages_fts MATCH ?)"
         " ORDER BY updated_ms DESC, id DESC"));
@@ -104,8 +106,26 @@ QList<ConversationRow> ConversationStore::conversations(const QString& search) {
     return rows;
   }
   while (q.next())
-    rows.append({q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toLongLong()});
+    rows.append({q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toLongLong(),
+                 q.value(3).toLongLong()});
   return rows;
+}
+
+std::optional<ConversationRow> ConversationStore::conversation(qint64 id) {
+  QSqlQuery q(db_);
+  q.prepare(
+      QStringLiteral("SELECT id, title, updated_ms, created_ms FROM conversations WHERE id = ?"));
+  q.addBindValue(id);
+  if (!q.exec()) {
+    lastError_ = q.lastError().text();
+    return std::nullopt;
+  }
+  if (!q.next()) {
+    lastError_ = QStringLiteral("no conversation %1").arg(id);
+    return std::nullopt;
+  }
+  return ConversationRow{q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toLongLong(),
+                         q.value(3).toLongLong()};
 }
 
 qint64 ConversationStore::createConversation(const QString& title) {
@@ -116,6 +136,32 @@ qint64 ConversationStore::createConversation(const QString& title) {
               {text(title), now, now}, &id)
              ? id
              : 0;
+}
+
+qint64 ConversationStore::insertConversation(const QString& title, qint64 createdMs,
+                                             const QList<StoredMessage>& messages) {
+  const qint64 now = nowMs();
+  if (!db_.transaction()) {
+    lastError_ = db_.lastError().text();
+    return 0;
+  }
+  qint64 id = 0;
+  bool ok = exec(
+      QStringLiteral("INSERT INTO conversations(title, created_ms, updated_ms) VALUES (?, ?, ?)"),
+      {text(title), createdMs > 0 ? createdMs : now, now}, &id);
+  for (qsizetype i = 0; ok && i < messages.size(); ++i) {
+    const StoredMessage& m = messages[i];
+    ok = exec(
+        QStringLiteral("INSERT INTO messages(conversation_id, role, content, thinking, created_ms)"
+                       " VALUES (?, ?, ?, ?, ?)"),
+        {id, m.role, text(m.content), text(m.thinking), now});
+  }
+  if (!ok || !db_.commit()) {
+    if (ok) lastError_ = db_.lastError().text();
+    db_.rollback();
+    return 0;
+  }
+  return id;
 }
 
 bool ConversationStore::renameConversation(qint64 id, const QString& title) {

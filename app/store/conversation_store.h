@@ -4,6 +4,7 @@
 #include <QList>
 #include <QSqlDatabase>
 #include <QString>
+#include <optional>
 
 namespace strata::app {
 
@@ -11,6 +12,7 @@ struct ConversationRow {
   qint64 id = 0;
   QString title;
   qint64 updatedMs = 0;
+  qint64 createdMs = 0;
 };
 
 struct StoredMessage {
@@ -35,7 +37,12 @@ class ConversationStore {
   // Newest first. `search` non-empty: only conversations whose title or messages match it
   // (every word, as a prefix, in any order).
   QList<ConversationRow> conversations(const QString& search = {});
+  std::optional<ConversationRow> conversation(qint64 id);
   qint64 createConversation(const QString& title);  // 0 on failure
+  // A whole conversation in one transaction (import): its id, or 0 with nothing written.
+  // `createdMs` <= 0: now.
+  qint64 insertConversation(const QString& title, qint64 createdMs,
+                            const QList<StoredMessage>& messages);
   bool renameConversation(qint64 id, const QString& title);
   // Deletes the conversation, its messages and its KV file.
   bool removeConversation(qint64 id);

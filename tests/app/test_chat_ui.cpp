@@ -1,10 +1,14 @@
 // The whole window with the tiny model: type a message, press Enter, see the reply stream in
 // and get stored; reopen the app and the conversation resumes from its KV cache. The Inside
 // panel's speculative decoding block shows the engine's stats, and the setting in the Settings
-// dialog switches speculation live.
+// dialog switches speculation live. The sidebar's export dialog starts at the conversation's
+// title and writes the file; an import opens the new conversation.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QGuiApplication>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QQmlApplicationEngine>
 #include <QQmlExtensionPlugin>
 #include <QQuickItem>
@@ -16,6 +20,7 @@
 
 #include "bridge/engine_bridge.h"
 #include "chat/chat_controller.h"
+#include "chat/conversation_transfer.h"
 #include "chat/message_list_model.h"
 #include "settings/app_settings.h"
 #include "shell/app_controller.h"
@@ -249,6 +254,50 @@ class TestChatUi : public QObject {
              qPrintable(w.app.errorText()));
     w.app.dismissError();
     QVERIFY(w.app.errorText().isEmpty());
+  }
+
+  void sidebarExportsAndImports() {
+    QTemporaryDir data;
+    Window w(data.path());
+    QVERIFY(w.window);
+    QVERIFY(QTest::qWaitForWindowExposed(w.window));
+    QQuickItem* root = w.window->contentItem();
+    QVERIFY(findItem(root, QStringLiteral("importButton")));
+
+    const QString source = data.filePath(QStringLiteral("in.json"));
+    {
+      QFile f(source);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(R"({"title": "Trip: Lisbon?", "messages": [{"role": "user", "content": "Plan it"},
+                 {"role": "assistant", "content": "Day 1: Alfama."}]})");
+    }
+    const qint64 id = w.app.transfer()->importJson(QUrl::fromLocalFile(source));
+    QVERIFY2(id > 0, qPrintable(w.app.errorText()));
+    QCOMPARE(w.app.chat()->conversationId(), id);
+    QTRY_VERIFY(findItem(root, QStringLiteral("exportButton")));  // on the open conversation
+
+    QObject* dialog = w.window->findChild<QObject*>(QStringLiteral("exportDialog"));
+    QVERIFY(dialog);
+    QVERIFY(QMetaObject::invokeMethod(dialog, "start", Q_ARG(QVariant, QVariant(id)),
+                                      Q_ARG(QVariant, QVariant(QStringLiteral("json")))));
+    const QUrl suggested = dialog->property("selectedFile").toUrl();
+    QCOMPARE(QFileInfo(suggested.toLocalFile()).fileName(), QStringLiteral("Trip Lisbon.json"));
+    QCOMPARE(dialog->property("currentFolder").toUrl().toLocalFile(),
+             QFileInfo(suggested.toLocalFile()).absolutePath());
+
+    // Accepting writes the chosen file (chosen here as the dialog opens, as start() does).
+    QVERIFY(QMetaObject::invokeMethod(dialog, "reject"));
+    const QString target = data.filePath(QStringLiteral("out.json"));
+    dialog->setProperty("currentFolder", QUrl::fromLocalFile(data.path()));
+    dialog->setProperty("selectedFile", QUrl::fromLocalFile(target));
+    QVERIFY(QMetaObject::invokeMethod(dialog, "open"));
+    QVERIFY(QMetaObject::invokeMethod(dialog, "accept"));
+    QTRY_VERIFY(QFile::exists(target));
+    QFile out(target);
+    QVERIFY(out.open(QIODevice::ReadOnly));
+    const QJsonObject json = QJsonDocument::fromJson(out.readAll()).object();
+    QCOMPARE(json.value(QLatin1String("title")).toString(), QStringLiteral("Trip: Lisbon?"));
+    QVERIFY2(w.app.errorText().isEmpty(), qPrintable(w.app.errorText()));
   }
 };
 
