@@ -59,17 +59,33 @@ Column {
                     onClicked: view.chat.copyText(block.source)
                 }
             }
-            Text {
+            TextEdit {
                 id: codeText
+                objectName: "codeText"
                 x: 10
                 y: header.y + header.height + 4
                 width: parent.width - 20
                 text: block.code ? block.source : ""
-                textFormat: Text.PlainText
-                wrapMode: Text.WrapAnywhere
+                textFormat: TextEdit.PlainText
+                wrapMode: TextEdit.WrapAnywhere
+                readOnly: true
+                selectByMouse: true
+                activeFocusOnPress: false
                 font.family: Theme.mono
                 font.pixelSize: 13
-                color: "#d5dbe8"
+                color: Theme.codeText
+                selectionColor: Theme.accent
+                selectedTextColor: Theme.accentText
+            }
+            CodeHighlight {
+                document: block.code ? codeText.textDocument : null
+                language: block.language
+                keywordColor: Theme.codeKeyword
+                stringColor: Theme.codeString
+                numberColor: Theme.codeNumber
+                commentColor: Theme.codeComment
+                typeColor: Theme.codeType
+                functionColor: Theme.codeFunction
             }
         }
     }

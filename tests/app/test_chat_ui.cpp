@@ -2,7 +2,8 @@
 // and get stored; reopen the app and the conversation resumes from its KV cache. The Inside
 // panel's speculative decoding block shows the engine's stats, and the setting in the Settings
 // dialog switches speculation live. The sidebar's export dialog starts at the conversation's
-// title and writes the file; an import opens the new conversation.
+// title and writes the file; an import opens the new conversation. Code blocks are
+// syntax-highlighted in the theme's colours.
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -14,9 +15,13 @@
 #include <QQuickItem>
 #include <QQuickStyle>
 #include <QQuickWindow>
+#include <QQuickTextDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBlock>
+#include <QTextDocument>
+#include <QTextLayout>
 
 #include "bridge/engine_bridge.h"
 #include "chat/chat_controller.h"
@@ -49,6 +54,15 @@ QQuickItem* findItem(QQuickItem* root, const QString& name) {
   return nullptr;
 }
 
+// The first item named `name` whose text is not empty.
+QQuickItem* findItemWithText(QQuickItem* root, const QString& name) {
+  if (!root) return nullptr;
+  if (root->objectName() == name && !root->property("text").toString().isEmpty()) return root;
+  for (QQuickItem* child : root->childItems())
+    if (QQuickItem* found = findItemWithText(child, name)) return found;
+  return nullptr;
+}
+
 QString textOf(QQuickItem* root, const QString& name) {
   QQuickItem* item = findItem(root, name);
   return item ? item->property("text").toString() : QStringLiteral("<no item %1>").arg(name);
@@ -61,7 +75,7 @@ const DrafterData* drafter(const SpeculationData& data, const QString& name) {
 }
 
 struct Window {
-  explicit Window(const QString& dataDir) : app(options(dataDir)) {
+  explicit Window(const QString& dataDir, bool demo = false) : app(options(dataDir, demo)) {
     app.settings()->setTemperature(0);  // greedy: a reply we can check
     app.settings()->setThinking(false);
     engine.addImportPath(QStringLiteral("qrc:/qt/qml"));
@@ -72,8 +86,9 @@ struct Window {
                  : qobject_cast<QQuickWindow*>(engine.rootObjects().first());
     app.loadModel();
   }
-  static AppOptions options(const QString& dataDir) {
+  static AppOptions options(const QString& dataDir, bool demo) {
     AppOptions o;
+    o.demo = demo;
     o.dataDir = dataDir;
     o.settingsFile = QDir(dataDir).filePath(QStringLiteral("settings.ini"));
     o.defaultModelFolder = QStringLiteral(STRATA_TINY_MODEL_DIR);
@@ -254,6 +269,34 @@ class TestChatUi : public QObject {
              qPrintable(w.app.errorText()));
     w.app.dismissError();
     QVERIFY(w.app.errorText().isEmpty());
+  }
+
+  // The demo's C++ code block: its TextEdit's document carries the highlighter's formats, in
+  // the theme's colours (the keyword colour on `return`).
+  void codeBlocksAreHighlighted() {
+    QTemporaryDir data;
+    Window w(data.path(), /*demo=*/true);
+    QVERIFY(w.window);
+    QVERIFY(QTest::qWaitForWindowExposed(w.window));
+    QQuickItem* root = w.window->contentItem();
+    QTRY_VERIFY(findItemWithText(root, QStringLiteral("codeText")));
+    QQuickItem* code = findItemWithText(root, QStringLiteral("codeText"));
+    QVERIFY(code->property("text").toString().startsWith(QStringLiteral("#include")));
+    auto* quickDoc = code->property("textDocument").value<QQuickTextDocument*>();
+    QVERIFY(quickDoc && quickDoc->textDocument());
+    QTextDocument* doc = quickDoc->textDocument();
+    QTRY_VERIFY(!doc->firstBlock().layout()->formats().isEmpty());
+
+    const QColor keyword(QStringLiteral("#c792ea"));  // Theme.codeKeyword
+    bool found = false;
+    for (QTextBlock b = doc->firstBlock(); b.isValid(); b = b.next()) {
+      const int at = b.text().indexOf(QStringLiteral("return"));
+      if (at < 0) continue;
+      for (const QTextLayout::FormatRange& r : b.layout()->formats())
+        if (at >= r.start && at < r.start + r.length)
+          found = r.format.foreground().color() == keyword;
+    }
+    QVERIFY2(found, "`return` in the demo's C++ block is not in the keyword colour");
   }
 
   void sidebarExportsAndImports() {
