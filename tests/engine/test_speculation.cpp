@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -63,6 +64,14 @@ GenerateOptions options(float temperature, int tokens, uint64_t seed = 7) {
   return o;
 }
 
+std::unique_ptr<Engine> openTiny(const SpeculationSettings& speculation,
+                                 Precision precision = Precision::F32) {
+  EngineSettings settings;
+  settings.precision = precision;
+  settings.speculation = speculation;
+  return Engine::open(tinyModel(), settings);
+}
+
 std::vector<char> fileBytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -94,13 +103,8 @@ class TestSpeculation : public QObject {
     QFETCH(QString, drafter);
     QFETCH(int, precision);
     QFETCH(float, temperature);
-    EngineSettings plainSettings;
-    plainSettings.precision = static_cast<Precision>(precision);
-    plainSettings.speculation = only("none");
-    EngineSettings specSettings = plainSettings;
-    specSettings.speculation = only(drafter.toStdString());
-    auto plain = Engine::open(tinyModel(), plainSettings);
-    auto spec = Engine::open(tinyModel(), specSettings);
+    auto plain = openTiny(only("none"), static_cast<Precision>(precision));
+    auto spec = openTiny(only(drafter.toStdString()), static_cast<Precision>(precision));
     int64_t drafted = 0, accepted = 0;
     for (const auto& prompt : evalPrompts(*plain, 4)) {
       const GenerateResult a = plain->newSession()->generate(prompt, options(temperature, 48));
@@ -118,12 +122,8 @@ class TestSpeculation : public QObject {
   // Under a JSON Schema the grammar drafter proposes the forced keys and separators: the same
   // tokens as plain constrained decoding, in fewer forward passes.
   void grammarDraftsAreLossless() {
-    EngineSettings plainSettings;
-    plainSettings.speculation = only("none");
-    EngineSettings specSettings;
-    specSettings.speculation = only("grammar");
-    auto plain = Engine::open(tinyModel(), plainSettings);
-    auto spec = Engine::open(tinyModel(), specSettings);
+    auto plain = openTiny(only("none"));
+    auto spec = openTiny(only("grammar"));
     ChatOptions chat;
     chat.addGenerationPrompt = true;
     chat.enableThinking = false;
@@ -146,12 +146,8 @@ class TestSpeculation : public QObject {
   // After speculative generation the saved KV cache is byte-for-byte what plain decoding
   // leaves: rejected drafts were rolled back in every layer, indexer keys included.
   void rollbackLeavesThePlainCache() {
-    EngineSettings plainSettings;
-    plainSettings.speculation = only("none");
-    EngineSettings specSettings;
-    specSettings.speculation = only("mtp", 4);
-    auto plain = Engine::open(tinyModel(), plainSettings);
-    auto spec = Engine::open(tinyModel(), specSettings);
+    auto plain = openTiny(only("none"));
+    auto spec = openTiny(only("mtp", 4));
     // Long enough that the DSA indexer prunes (index_topk 32) while drafts are verified.
     const auto prompt = evalPrompts(*plain, 1).front();
     auto a = plain->newSession();
@@ -176,9 +172,7 @@ class TestSpeculation : public QObject {
   // The bundled model's MTP head was trained with an MTP loss: its first draft token agrees
   // with the model's own greedy choice far more often than chance (1 in 3072).
   void mtpHeadPredicts() {
-    EngineSettings s;
-    s.speculation = only("mtp", 1);
-    auto engine = Engine::open(tinyModel(), s);
+    auto engine = openTiny(only("mtp", 1));
     int64_t drafted = 0, accepted = 0;
     for (const auto& prompt : evalPrompts(*engine, 6)) {
       const GenerateResult r = engine->newSession()->generate(prompt, options(0, 24));
@@ -204,18 +198,15 @@ class TestSpeculation : public QObject {
   // verified by sampling); with sampledMtpDrafts the drafts are drawn and verified by
   // rejection sampling, and some are kept.
   void sampledDecodingWithMtp() {
-    EngineSettings plainSettings;
-    plainSettings.speculation = only("none");
-    EngineSettings s;
-    s.speculation = only("mtp", 2);
-    auto plain = Engine::open(tinyModel(), plainSettings);
-    auto engine = Engine::open(tinyModel(), s);
+    SpeculationSettings mtp = only("mtp", 2);
+    auto plain = openTiny(only("none"));
+    auto engine = openTiny(mtp);
     const auto prompt = evalPrompts(*engine, 1, 11).front();
     const GenerateResult a = engine->newSession()->generate(prompt, options(0.7f, 40, 3));
     QCOMPARE(a.tokens, plain->newSession()->generate(prompt, options(0.7f, 40, 3)).tokens);
     QVERIFY(a.speculation.accepted > 0);
-    s.speculation.sampledMtpDrafts = true;
-    engine->setSpeculation(s.speculation);
+    mtp.sampledMtpDrafts = true;
+    engine->setSpeculation(mtp);
     const GenerateResult b = engine->newSession()->generate(prompt, options(0.7f, 40, 3));
     QCOMPARE(static_cast<int>(b.tokens.size()), 40);
     QVERIFY(b.speculation.accepted > 0);

@@ -2,6 +2,7 @@
 // that a copy (one per drafted token in speculative decoding) copies only live frames.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "grammar/byte_step.h"
 #include "grammar/grammar_rules.h"
@@ -21,6 +22,17 @@ struct GrammarMatcher::State {
 };
 
 namespace {
+
+// End tokens are allowed exactly when the text is complete, special tokens never; text tokens
+// (nullopt) must be run through the grammar.
+std::optional<bool> verdictByRole(Role role, bool complete) {
+  switch (role) {
+    case Role::End: return complete;
+    case Role::Never: return false;
+    case Role::Text: break;
+  }
+  return std::nullopt;
+}
 
 // The state after `bytes`, or false when some byte is refused. Adds frames to `forest`.
 bool run(const grammar::GrammarRules& rules, StackForest& forest, StackSet& set,
@@ -68,33 +80,19 @@ bool GrammarMatcher::complete() const { return state_->set.complete(); }
 bool GrammarMatcher::finished() const { return complete() && state_->set.tops.size() == 1; }
 
 bool GrammarMatcher::allows(int32_t token) const {
-  const GrammarVocabulary::Impl& v = vocabulary_->impl();
-  switch (v.roleOf(token)) {
-    case Role::End:
-      return complete();
-    case Role::Never:
-      return false;
-    case Role::Text:
-      break;
-  }
+  if (const std::optional<bool> verdict = verdictByRole(vocabulary_->impl().roleOf(token), complete()))
+    return *verdict;
   StackForest forest = state_->forest;
   StackSet set = state_->set;
-  return run(grammar_->impl().rules, forest, set, v.bytes[token]);
+  return run(grammar_->impl().rules, forest, set, vocabulary_->impl().bytes[token]);
 }
 
 bool GrammarMatcher::accept(int32_t token) {
-  const GrammarVocabulary::Impl& v = vocabulary_->impl();
-  switch (v.roleOf(token)) {
-    case Role::End:
-      return complete();
-    case Role::Never:
-      return false;
-    case Role::Text:
-      break;
-  }
+  if (const std::optional<bool> verdict = verdictByRole(vocabulary_->impl().roleOf(token), complete()))
+    return *verdict;  // an end token leaves the state as it is
   StackForest forest = state_->forest;
   StackSet set = state_->set;
-  if (!run(grammar_->impl().rules, forest, set, v.bytes[token])) return false;
+  if (!run(grammar_->impl().rules, forest, set, vocabulary_->impl().bytes[token])) return false;
   auto next = std::make_unique<State>();
   next->set = std::move(set);
   grammar::compact(forest, next->set, next->forest);
