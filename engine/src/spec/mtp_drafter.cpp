@@ -1,10 +1,10 @@
 #include "spec/mtp_drafter.h"
 
-#include "strata/engine.h"  // argmax
-
 #include <algorithm>
 #include <limits>
 #include <optional>
+
+#include "strata/engine.h"  // argmax
 
 namespace strata::spec {
 namespace {
@@ -62,16 +62,13 @@ void MtpDrafter::truncate(int64_t tokens) {
 }
 
 // The MTP cache must end where the pending rows start; otherwise restart it there.
-bool MtpDrafter::alignCacheWithPending() {
-  const int64_t cacheEnd = origin_ + cache_.length();
-  if (pendingStart_ == cacheEnd) return true;
-  if (pendingStart_ < cacheEnd && pendingStart_ >= origin_) {
+void MtpDrafter::alignCacheWithPending() {
+  if (pendingStart_ >= origin_ && pendingStart_ <= origin_ + cache_.length()) {
     cache_.truncate(pendingStart_ - origin_);
-    return true;
+    return;
   }
   cache_.truncate(0);
   origin_ = pendingStart_;
-  return false;
 }
 
 Draft MtpDrafter::draft(const DraftRequest& request) {
@@ -98,7 +95,8 @@ Draft MtpDrafter::draft(const DraftRequest& request) {
   const int64_t kept = cache_.length();
   std::optional<GrammarMatcher> constraint;
   if (grammar) constraint.emplace(*grammar);
-  std::vector<int32_t> history(sequence.begin(), sequence.end());
+  std::vector<int32_t> history;  // what the sampler's penalties see (sampled drafts only)
+  if (sampled) history.assign(sequence.begin(), sequence.end());
   for (int j = 0; j < depth; ++j) {
     std::vector<float> logits = transformer_.logits(z.data(), 1);
     if (constraint) {
@@ -115,7 +113,7 @@ Draft MtpDrafter::draft(const DraftRequest& request) {
       token = argmax(logits);
     }
     out.tokens.push_back(token);
-    history.push_back(token);
+    if (sampled) history.push_back(token);
     if (constraint && !constraint->accept(token)) break;
     if (j + 1 == depth) break;
     // Chain: the layer's own output stands in for the main model's hidden state.

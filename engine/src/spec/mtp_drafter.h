@@ -46,7 +46,7 @@ class MtpDrafter final : public Drafter {
 
  private:
   int64_t pendingRows() const;
-  bool alignCacheWithPending();
+  void alignCacheWithPending();
 
   const model::Transformer& transformer_;
   kv::KvCache cache_;
