@@ -41,6 +41,7 @@ int runBenchDecode(const Args& args);
 
 // spec_bench_command.cpp
 int runBenchSpec(const Args& args);
+int runBenchServe(const Args& args);
 
 // quality_command.cpp
 int runBenchQuality(const Args& args);

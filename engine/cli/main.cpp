@@ -90,6 +90,15 @@ const std::vector<Command>& commands() {
             acceptance, tokens per forward pass, speed-up (median over repeats of the decode
             tokens/s ratio). --json: one object per drafter and mode (drafter, mode,
             acceptance, tokens_per_forward, speedup, tok_s, plain_tok_s, ...).)"},
+      {"bench serve", {"json"}, strata::cli::runBenchServe,
+       R"(bench serve --model DIR [--streams 1,2,4] [--tokens N] [--prompt-tokens N]
+            [--repeats N] [--threads N] [--ram-gb X] [--io direct|buffered|uring] [--json]
+            What batching the server's slots buys: N sessions generating at once (random
+            prompts, N x --tokens tokens, default 32 each), their steps batched by the engine
+            and, for comparison, run separately; aggregate tokens/s (median over repeats,
+            default 3), its ratio to one stream in the same run, sessions per step.
+            --json: one object per configuration (streams, batched, tok_s, per_stream_tok_s,
+            scaling, mean_batch, seconds).)"},
       {"bench resume", {"json"}, strata::cli::runBenchResume,
        R"(bench resume --model DIR [--tokens N,N,...] [--kv-precision f32|bf16|f16] [--work DIR]
             [--ram-gb X] [--threads N] [--json]

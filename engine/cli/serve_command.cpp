@@ -40,6 +40,9 @@ server::ServerSettings serverSettings(const Args& args, const std::filesystem::p
   s.timeoutSeconds = parseDouble(args.get("timeout-s", "600"), "--timeout-s");
   if (s.timeoutSeconds <= 0) throw UsageError("--timeout-s must be positive");
   s.cors = args.has("cors");
+  s.prefillChunkTokens = parseInt(args.get("prefill-chunk", std::to_string(s.prefillChunkTokens)),
+                                  "--prefill-chunk");
+  if (s.prefillChunkTokens < 0) throw UsageError("--prefill-chunk must be 0 (no chunks) or more");
   return s;
 }
 
@@ -48,7 +51,7 @@ server::ServerSettings serverSettings(const Args& args, const std::filesystem::p
 int runServe(const Args& args) {
   args.allowOnly({"model", "model-id", "host", "port", "api-key", "slots", "queue", "ram-gb", "io",
                   "threads", "max-body-bytes", "max-prompt-tokens", "timeout-s", "cors", "speculate",
-                  "mtp-depth"});
+                  "mtp-depth", "prefill-chunk"});
   const std::filesystem::path model = args.require("model");
   const server::ServerSettings settings = serverSettings(args, model);
   EngineSettings engineSettings;

@@ -111,6 +111,7 @@ void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed
   r.generate.ignoreEos = boolean(body, "ignore_eos", false);  // vLLM's extension
 
   r.generate.grammar = parseResponseFormat(body);
+  r.generate.prefillChunkTokens = settings.prefillChunkTokens;
 
   r.stream = boolean(body, "stream", false);
   if (const Json* options = field(body, "stream_options")) {

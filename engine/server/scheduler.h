@@ -3,10 +3,13 @@
 // Session, reused from request to request, so a request that continues the slot's previous
 // conversation reuses its KV cache (Session::generate keeps the longest common prefix).
 //
-// Slots run concurrently, each its own decode loop; decode steps are not batched across slots
-// (the engine has no multi-session step yet), so two slots share the cores rather than the
-// expert reads. Admission is bounded: at most `slots` running plus `queue` waiting; beyond that
-// submit() refuses and the server answers 429. HTTP threads only submit, wait and cancel.
+// The slots' decode steps are batched by the engine (EngineSettings::batchSessions): sessions
+// generating at the same time share each forward pass, so the weights - and each routed
+// expert of the union - are read once per step for all slots. Long prompts are prefilled in
+// chunks (ServerSettings::prefillChunkTokens) whose steps the other slots' rows join, so
+// running streams keep flowing. Admission is bounded: at most `slots` running plus `queue`
+// waiting; beyond that submit() refuses and the server answers 429. HTTP threads only submit,
+// wait and cancel.
 #include <condition_variable>
 #include <deque>
 #include <memory>

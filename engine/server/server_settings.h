@@ -12,6 +12,9 @@ struct ServerSettings {
   std::string modelId;             // the name /v1/models lists and requests must use
   int slotCount = 1;               // requests generating at once, each with its own session
   int queue = 8;                   // admitted requests waiting for a slot; more get 429
+  // Long prompts are evaluated in steps of this many tokens, so the other slots' streams keep
+  // flowing (their decode rows join those steps) and a disconnect is seen between steps.
+  int prefillChunkTokens = 256;
   int64_t maxBodyBytes = 4 << 20;  // larger request bodies get 413
   int64_t maxPromptTokens = 8192;  // longer prompts get 400 (context_length_exceeded)
   int defaultMaxTokens = 1024;     // chat completions without max_tokens

@@ -48,6 +48,10 @@ struct EngineSettings {
   KvPrecision kvPrecision = KvPrecision::F32;
   // Speculative decoding (strata/speculation.h); lossless, so on (self-tuning) by default.
   SpeculationSettings speculation;
+  // Sessions generating at the same time (the server's slots) share forward steps: one pass
+  // over the weights, and one read of each routed expert, for all their rows. Replies are
+  // bit-identical either way; off, each session runs its own steps concurrently.
+  bool batchSessions = true;
 };
 
 struct ModelInfo {
@@ -73,6 +77,10 @@ struct GenerateOptions {
   // Constrained output: only tokens the grammar allows are sampled, and an end token only
   // once the grammar is complete (strata/grammar.h). Needs the model's tokenizer.
   std::shared_ptr<const Grammar> grammar;
+  // Evaluate the context's new tokens in steps of at most this many (0: one step). With
+  // sessions batched (EngineSettings::batchSessions) other sessions keep decoding between the
+  // chunks, and a cancel is seen between them.
+  int prefillChunkTokens = 0;
 };
 
 struct GenerateResult {
@@ -134,6 +142,13 @@ class Session {
   virtual int64_t evaluatedTokens() const = 0;
 };
 
+// How much sessions' steps were shared (EngineSettings::batchSessions), since the engine opened.
+struct BatchingStats {
+  int64_t steps = 0;      // forward passes run
+  int64_t sequences = 0;  // sessions' row groups in them: sequences / steps is the mean batch
+  int64_t rows = 0;       // token rows in them
+};
+
 class Engine {
  public:
   static std::unique_ptr<Engine> open(const std::filesystem::path& modelDir,
@@ -163,6 +178,8 @@ class Engine {
   // acceptance and net speed-up (shared by the engine's sessions). Settings apply live.
   virtual std::vector<DrafterStats> speculationStats() const = 0;
   virtual void setSpeculation(const SpeculationSettings& settings) = 0;
+  // Zero when batchSessions is off.
+  virtual BatchingStats batchingStats() const = 0;
   // Called with every MoE layer's experts at each step (routing traces); {} to stop.
   virtual void observeRouting(std::function<void(int64_t step, int layer, std::span<const int> experts)> observer) = 0;
 };

@@ -137,71 +137,85 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
 
 }  // namespace
 
-void runAttention(const ModelContext& ctx, const LayerWeights& layer, const float* x,
-                  const TokenBatch& batch, kv::LayerCache& cache,
-                  std::vector<KeySelection>& selection, float* out) {
+void runAttention(const ModelContext& ctx, const LayerWeights& layer, const float* x, int64_t rows,
+                  const std::vector<SequenceStep>& sequences, float* out) {
   const ModelConfig& c = ctx.config;
   const AttentionWeights& w = layer.attention;
   const Dims d{c.numAttentionHeads, c.qkNopeHeadDim, c.qkRopeHeadDim, c.qkHeadDim(), c.vHeadDim,
                c.kvLoraRank};
-  const int64_t n = batch.count;
+  const std::vector<int64_t> positions = rowPositions(sequences, rows);
 
+  // The projections run once for every row of the step (each weight matrix read once, rows
+  // computed independently of each other); only the attention itself is per sequence.
   // 1. q latent (also the indexer's input), eps 1e-6 as in the Hugging Face reference.
-  std::vector<float> qLatent(static_cast<size_t>(n * c.qLoraRank));
-  kernels::matmul(w.qA, x, n, qLatent.data(), ctx.kernels);
-  for (int64_t s = 0; s < n; ++s) {
+  std::vector<float> qLatent(static_cast<size_t>(rows * c.qLoraRank));
+  kernels::matmul(w.qA, x, rows, qLatent.data(), ctx.kernels);
+  for (int64_t s = 0; s < rows; ++s) {
     float* row = qLatent.data() + s * c.qLoraRank;
     rmsNorm(row, w.qANorm.data(), c.qLoraRank, 1e-6f, row);
   }
-  // 2. Per-head queries; RoPE on the last qk_rope_head_dim dims of each head.
-  std::vector<float> q(static_cast<size_t>(n * d.heads * d.qk));
-  kernels::matmul(w.qB, qLatent.data(), n, q.data(), ctx.kernels);
-  for (int64_t s = 0; s < n; ++s)
-    for (int h = 0; h < d.heads; ++h) ctx.rope.apply(q.data() + (s * d.heads + h) * d.qk + d.nope, batch.position(s));
+  // 2. Per-head queries; RoPE on the last qk_rope_head_dim dims of each.
+  std::vector<float> q(static_cast<size_t>(rows * d.heads * d.qk));
+  kernels::matmul(w.qB, qLatent.data(), rows, q.data(), ctx.kernels);
+  for (int64_t s = 0; s < rows; ++s)
+    for (int h = 0; h < d.heads; ++h)
+      ctx.rope.apply(q.data() + (s * d.heads + h) * d.qk + d.nope, positions[static_cast<size_t>(s)]);
 
-  // 3. Latent c (normalized) and the shared rope key, appended to the cache.
-  std::vector<float> kvA(static_cast<size_t>(n * (d.latent + d.rope)));
-  kernels::matmul(w.kvA, x, n, kvA.data(), ctx.kernels);
-  const size_t oldLatent = cache.latent.size();
-  const size_t oldRope = cache.ropeKey.size();
-  cache.latent.resize(oldLatent + static_cast<size_t>(n * d.latent));
-  cache.ropeKey.resize(oldRope + static_cast<size_t>(n * d.rope));
-  for (int64_t s = 0; s < n; ++s) {
-    const float* row = kvA.data() + s * (d.latent + d.rope);
-    rmsNorm(row, w.kvANorm.data(), d.latent, 1e-6f, cache.latent.data() + oldLatent + s * d.latent);
-    float* kpe = cache.ropeKey.data() + oldRope + s * d.rope;
-    std::copy(row + d.latent, row + d.latent + d.rope, kpe);
-    ctx.rope.apply(kpe, batch.position(s));
+  // 3. Latent c (normalized) and the shared rope key, appended to each sequence's cache.
+  std::vector<float> kvA(static_cast<size_t>(rows * (d.latent + d.rope)));
+  kernels::matmul(w.kvA, x, rows, kvA.data(), ctx.kernels);
+  for (const SequenceStep& seq : sequences) {
+    kv::LayerCache& cache = *seq.cache;
+    const int64_t n = seq.batch.count;
+    const size_t oldLatent = cache.latent.size();
+    const size_t oldRope = cache.ropeKey.size();
+    cache.latent.resize(oldLatent + static_cast<size_t>(n * d.latent));
+    cache.ropeKey.resize(oldRope + static_cast<size_t>(n * d.rope));
+    for (int64_t s = 0; s < n; ++s) {
+      const float* row = kvA.data() + (seq.firstRow + s) * (d.latent + d.rope);
+      rmsNorm(row, w.kvANorm.data(), d.latent, 1e-6f, cache.latent.data() + oldLatent + s * d.latent);
+      float* kpe = cache.ropeKey.data() + oldRope + s * d.rope;
+      std::copy(row + d.latent, row + d.latent + d.rope, kpe);
+      ctx.rope.apply(kpe, seq.batch.position(s));
+    }
+    cache.round(cache.latent.data() + oldLatent, static_cast<size_t>(n * d.latent));
+    cache.round(cache.ropeKey.data() + oldRope, static_cast<size_t>(n * d.rope));
   }
-  cache.round(cache.latent.data() + oldLatent, static_cast<size_t>(n * d.latent));
-  cache.round(cache.ropeKey.data() + oldRope, static_cast<size_t>(n * d.rope));
 
-  // DSA: a full layer selects keys with its own indexer; a shared layer keeps `selection`.
-  if (layer.indexer) selection = runIndexer(ctx, *layer.indexer, x, qLatent.data(), batch, cache);
-  if (ctx.options.denseAttention || selection.size() != static_cast<size_t>(n))
-    selection.assign(static_cast<size_t>(n), KeySelection{});
+  // DSA: a full layer selects keys with its own indexer; a shared layer keeps each sequence's
+  // selection from its most recent full layer.
+  if (layer.indexer) runIndexer(ctx, *layer.indexer, x, qLatent.data(), rows, sequences);
 
-  // 4-7. Attention, in whichever form is cheaper for this batch.
+  // 4-7. Attention per sequence, in whichever form is cheaper for its rows.
   const float scale = 1.0f / std::sqrt(static_cast<float>(d.qk));
-  std::vector<float> o(static_cast<size_t>(n * d.heads * d.v));
-  auto attend = [&](const TokenBatch& rows, const float* rowQ,
-                    const std::vector<KeySelection>& rowSelection, float* rowO) {
-    if (useExpandedForm(ctx, d, rows))
-      attendExpanded(d, w.kvB, cache, rowQ, rows, rowSelection, scale, rowO);
-    else
-      attendAbsorbed(d, w.kvB, cache, rowQ, rows, rowSelection, scale, rowO);
-  };
-  if (!batch.asDecode || n == 1) {
-    attend(batch, q.data(), selection, o.data());
-  } else {
-    // Each row in the form (and so the rounding) a single-token decode step would use.
-    for (int64_t s = 0; s < n; ++s)
-      attend(TokenBatch{batch.start + s, 1}, q.data() + s * d.heads * d.qk,
-             {selection[static_cast<size_t>(s)]}, o.data() + s * d.heads * d.v);
+  std::vector<float> o(static_cast<size_t>(rows * d.heads * d.v));
+  for (const SequenceStep& seq : sequences) {
+    const TokenBatch& batch = seq.batch;
+    const int64_t n = batch.count;
+    std::vector<KeySelection>& selection = *seq.selection;
+    if (ctx.options.denseAttention || selection.size() != static_cast<size_t>(n))
+      selection.assign(static_cast<size_t>(n), KeySelection{});
+    const float* seqQ = q.data() + seq.firstRow * d.heads * d.qk;
+    float* seqO = o.data() + seq.firstRow * d.heads * d.v;
+    auto attend = [&](const TokenBatch& part, const float* partQ,
+                      const std::vector<KeySelection>& partSelection, float* partO) {
+      if (useExpandedForm(ctx, d, part))
+        attendExpanded(d, w.kvB, *seq.cache, partQ, part, partSelection, scale, partO);
+      else
+        attendAbsorbed(d, w.kvB, *seq.cache, partQ, part, partSelection, scale, partO);
+    };
+    if (!batch.asDecode || n == 1) {
+      attend(batch, seqQ, selection, seqO);
+    } else {
+      // Each row in the form (and so the rounding) a single-token decode step would use.
+      for (int64_t s = 0; s < n; ++s)
+        attend(TokenBatch{batch.start + s, 1}, seqQ + s * d.heads * d.qk,
+               {selection[static_cast<size_t>(s)]}, seqO + s * d.heads * d.v);
+    }
   }
 
   // 8. Output projection.
-  kernels::matmul(w.o, o.data(), n, out, ctx.kernels);
+  kernels::matmul(w.o, o.data(), rows, out, ctx.kernels);
 }
 
 }  // namespace strata::model

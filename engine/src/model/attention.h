@@ -8,12 +8,13 @@
 
 namespace strata::model {
 
-// Attention for a batch: appends the batch's latent, rope key (and indexer key on layers with
-// an indexer) to `cache`, then attends over the cache. `selection` carries IndexShare state:
-// a layer with an indexer replaces it with its own top-k sets, a shared layer reads the sets
-// of the most recent full layer. x: normalized input [count x H]; out: [count x H].
-void runAttention(const ModelContext& ctx, const LayerWeights& layer, const float* x,
-                  const TokenBatch& batch, kv::LayerCache& cache,
-                  std::vector<KeySelection>& selection, float* out);
+// Attention for a step of one or more sequences: each sequence appends its rows' latent, rope
+// key (and indexer key on layers with an indexer) to its cache, then attends over that cache.
+// A sequence's `selection` carries IndexShare state: a layer with an indexer replaces it with
+// its own top-k sets, a shared layer reads the sets of the most recent full layer.
+// x: normalized input [rows x H]; out: [rows x H]. A row's result does not depend on the other
+// sequences in the step.
+void runAttention(const ModelContext& ctx, const LayerWeights& layer, const float* x, int64_t rows,
+                  const std::vector<SequenceStep>& sequences, float* out);
 
 }  // namespace strata::model

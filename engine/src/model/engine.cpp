@@ -132,11 +132,12 @@ class EngineImpl final : public Engine {
     if (std::filesystem::exists(dir / "tokenizer.json"))
       tokenizer_ = Tokenizer::load(dir / "tokenizer.json");
     prefixes_ = std::make_unique<model::PrefixCache>(settings.memory.sharedPrefixTokens);
+    if (settings.batchSessions) batcher_ = std::make_unique<model::StepBatcher>(*transformer_);
     // Under a memory budget the KV cache is part of the plan: a session may not outgrow it.
     sessions_.reset(new model::SessionEnvironment{
         *transformer_, tokenizer_.get(), threads_,
         info_.plan.streaming ? settings.memory.contextTokens : 0, info_.fingerprint,
-        settings.kvPrecision, prefixes_.get(), &speculation_,
+        settings.kvPrecision, prefixes_.get(), batcher_.get(), &speculation_,
         [this] { return grammarVocabulary(); }});
     log().debug("opened {}: {} layers, vocabulary {}, MTP {}, {:.1f} MiB of weights in memory",
                dir.string(), config_.numHiddenLayers, config_.vocabSize,
@@ -189,6 +190,8 @@ class EngineImpl final : public Engine {
     speculation_.setSettings(settings);
   }
 
+  BatchingStats batchingStats() const override { return batcher_ ? batcher_->stats() : BatchingStats{}; }
+
   void observeRouting(std::function<void(int64_t, int, std::span<const int>)> observer) override {
     if (!store_) throw Error("routing is observed on streaming models only (a container opened with a memory budget)");
     store_->setTraceSink(std::move(observer));
@@ -225,6 +228,7 @@ class EngineImpl final : public Engine {
   std::unique_ptr<Transformer> transformer_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<model::PrefixCache> prefixes_;
+  std::unique_ptr<model::StepBatcher> batcher_;
   spec::SpeculationTuner speculation_;
   std::mutex grammarMutex_;
   std::shared_ptr<const GrammarVocabulary> grammarVocabulary_;

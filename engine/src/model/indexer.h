@@ -9,10 +9,10 @@
 
 namespace strata::model {
 
-// Appends the batch's indexer keys to `cache.indexKey` and returns each query's key selection.
-// x: normalized attention input [count x H]; qLatent: normalized q latent [count x q_lora].
-std::vector<KeySelection> runIndexer(const ModelContext& ctx, const IndexerWeights& w,
-                                     const float* x, const float* qLatent, const TokenBatch& batch,
-                                     kv::LayerCache& cache);
+// For each sequence of the step: appends its rows' indexer keys to its cache's indexKey and
+// sets its selection to each query's key set. x: normalized attention input [rows x H];
+// qLatent: normalized q latent [rows x q_lora]; the projections run once for all rows.
+void runIndexer(const ModelContext& ctx, const IndexerWeights& w, const float* x,
+                const float* qLatent, int64_t rows, const std::vector<SequenceStep>& sequences);
 
 }  // namespace strata::model

@@ -7,6 +7,10 @@
 #include "model/config.h"
 #include "model/ops.h"
 
+namespace strata::kv {
+struct LayerCache;
+}
+
 namespace strata::model {
 
 // Which form of MLA to run (glm5-architecture.md §3.4, §3.5). Automatic picks the cheaper by a
@@ -35,6 +39,25 @@ struct TokenBatch {
   int64_t position(int64_t row) const { return start + row; }
   int64_t visibleKeys(int64_t row) const { return start + row + 1; }
 };
+
+// One sequence's share of a step that may batch several (sessions decoding together): rows
+// [firstRow, firstRow + batch.count) of the step's activations, its layer cache, and its
+// IndexShare state (the key sets of its most recent full layer).
+struct SequenceStep {
+  int64_t firstRow = 0;
+  TokenBatch batch;
+  kv::LayerCache* cache = nullptr;
+  std::vector<KeySelection>* selection = nullptr;
+};
+
+// Every row's absolute position in its own sequence, in step order.
+inline std::vector<int64_t> rowPositions(const std::vector<SequenceStep>& sequences, int64_t rows) {
+  std::vector<int64_t> positions(static_cast<size_t>(rows));
+  for (const SequenceStep& s : sequences)
+    for (int64_t r = 0; r < s.batch.count; ++r)
+      positions[static_cast<size_t>(s.firstRow + r)] = s.batch.position(r);
+  return positions;
+}
 
 struct ModelContext {
   const ModelConfig& config;

@@ -64,10 +64,11 @@ void SessionImpl::save(const std::filesystem::path& file) {
 }
 
 Session::StepResult SessionImpl::append(std::span<const int32_t> tokens) {
-  return appendRows(tokens, false);
+  return appendRows(tokens, false, false);
 }
 
-Session::StepResult SessionImpl::appendRows(std::span<const int32_t> tokens, bool asDecode) {
+Session::StepResult SessionImpl::appendRows(std::span<const int32_t> tokens, bool asDecode,
+                                            bool lastLogitsOnly) {
   useThreads(env_.threads.load());
   StepResult r;
   if (tokens.empty()) return r;
@@ -77,9 +78,22 @@ Session::StepResult SessionImpl::appendRows(std::span<const int32_t> tokens, boo
     throw Error("the conversation would reach " + std::to_string(after) +
                 " tokens; the memory plan holds a KV cache of " + std::to_string(maxTokens) +
                 " (raise the context setting or start a new conversation)");
-  r.hidden = transformer_.forward(tokens, cache_, asDecode);  // validates ids first
+  // Checked here, not in the shared step, so a bad id fails only this session.
+  const int vocab = transformer_.config().vocabSize;
+  for (const int32_t t : tokens)
+    if (t < 0 || t >= vocab)
+      throw Error("token id " + std::to_string(t) + " is out of range: the model's vocabulary has " +
+                  std::to_string(vocab) + " tokens");
+  if (env_.batcher) {
+    r = env_.batcher->run(tokens, cache_, asDecode, lastLogitsOnly);
+  } else {
+    r.hidden = transformer_.forward(tokens, cache_, asDecode);
+    const int64_t width = transformer_.config().hiddenSize;
+    const int64_t first = lastLogitsOnly ? static_cast<int64_t>(tokens.size()) - 1 : 0;
+    r.logits = transformer_.logits(r.hidden.data() + first * width,
+                                   static_cast<int64_t>(tokens.size()) - first);
+  }
   evaluated_ += static_cast<int64_t>(tokens.size());
-  r.logits = transformer_.logits(r.hidden.data(), static_cast<int64_t>(tokens.size()));
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   return r;
 }

@@ -10,6 +10,7 @@
 
 #include "kv/kv_file.h"
 #include "model/prefix_cache.h"
+#include "model/step_batcher.h"
 #include "model/transformer.h"
 #include "spec/grammar_drafter.h"
 #include "spec/mtp_drafter.h"
@@ -28,6 +29,7 @@ struct SessionEnvironment {
   std::string fingerprint;         // the model's, for saved sessions
   KvPrecision kvPrecision = KvPrecision::F32;
   PrefixCache* prefixes = nullptr; // shared conversation openings (may be null)
+  StepBatcher* batcher = nullptr;  // steps shared with concurrent sessions (null: run alone)
   spec::SpeculationTuner* speculation = nullptr;  // null: plain decoding only
   // The tokenizer's tokens for grammar masks, built on first use (null without a tokenizer).
   std::function<std::shared_ptr<const GrammarVocabulary>()> grammarVocabulary;
@@ -61,7 +63,8 @@ class SessionImpl final : public Session {
   const Transformer& transformer_;
   const Tokenizer* tokenizer_;
   // `asDecode`: speculative verification (rows bit-identical to one-at-a-time decoding).
-  StepResult appendRows(std::span<const int32_t> tokens, bool asDecode);
+  // `lastLogitsOnly`: prefill, where only the last row's logits are sampled.
+  StepResult appendRows(std::span<const int32_t> tokens, bool asDecode, bool lastLogitsOnly);
   // The first drafter the tuner allows that has something to propose (kind and tokens).
   std::pair<spec::DrafterKind, spec::Draft> chooseDraft(std::span<const int32_t> history, int maxTokens,
                                                         const GrammarMatcher* grammar, Sampler& draftSampler);

@@ -83,9 +83,24 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
                                           static_cast<int64_t>(context.size()) - 1);
   truncate(result.reusedTokens);
 
+  // While generating, this session's steps may be batched with other sessions'.
+  const StepBatcher::Membership membership(env_.batcher);
   const auto start = Clock::now();
-  StepResult step = append(context.subspan(static_cast<size_t>(result.reusedTokens)));
-  if (feedMtp) mtp_->observe(result.reusedTokens, step.hidden, mtpBacklog());
+  // Prefill, in chunks when asked (each chunk is a step other sessions' rows can join).
+  const std::span<const int32_t> newTokens = context.subspan(static_cast<size_t>(result.reusedTokens));
+  const size_t chunk = options.prefillChunkTokens > 0 ? static_cast<size_t>(options.prefillChunkTokens)
+                                                      : newTokens.size();
+  StepResult step;
+  for (size_t done = 0; done < newTokens.size(); done += chunk) {
+    if (done > 0 && options.cancel && options.cancel->load()) {
+      result.finishReason = "cancelled";
+      result.prefillSeconds = secondsSince(start);
+      return result;
+    }
+    const int64_t position = cache_.length();
+    step = appendRows(newTokens.subspan(done, std::min(chunk, newTokens.size() - done)), false, true);
+    if (feedMtp) mtp_->observe(position, step.hidden, mtpBacklog());
+  }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
   const int vocab = transformer_.config().vocabSize;
   std::optional<Tokenizer::StreamDecoder> decoder;
@@ -149,7 +164,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     const auto drafted = static_cast<int>(draft.tokens.size());
     std::vector<int32_t> batch{next};
     batch.insert(batch.end(), draft.tokens.begin(), draft.tokens.end());
-    step = appendRows(batch, drafted > 0);
+    step = appendRows(batch, drafted > 0, false);
 
     // Row i holds the logits after batch[i]: sample it as plain decoding would; the draft
     // token stands when it is what was sampled.

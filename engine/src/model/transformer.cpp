@@ -40,41 +40,58 @@ std::vector<float> Transformer::embed(std::span<const int32_t> tokens) const {
 
 // §3.1: a = x + Attn(RMSNorm_in(x)); out = a + MLP(RMSNorm_post(a)).
 void Transformer::decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x,
-                               const TokenBatch& batch, kv::LayerCache& cache,
-                               std::vector<KeySelection>& selection) const {
+                               int64_t rows, const std::vector<SequenceStep>& sequences) const {
   const ModelConfig& c = config();
   const int64_t hidden = c.hiddenSize;
-  const size_t size = static_cast<size_t>(batch.count * hidden);
+  const size_t size = static_cast<size_t>(rows * hidden);
   std::vector<float> normed(size);
   std::vector<float> delta(size);
 
-  for (int64_t s = 0; s < batch.count; ++s)
+  for (int64_t s = 0; s < rows; ++s)
     rmsNorm(x + s * hidden, layer.inputNorm.data(), hidden, c.rmsNormEps, normed.data() + s * hidden);
-  runAttention(context_, layer, normed.data(), batch, cache, selection, delta.data());
+  runAttention(context_, layer, normed.data(), rows, sequences, delta.data());
   for (size_t i = 0; i < size; ++i) x[i] += delta[i];
 
-  for (int64_t s = 0; s < batch.count; ++s)
+  for (int64_t s = 0; s < rows; ++s)
     rmsNorm(x + s * hidden, layer.postAttentionNorm.data(), hidden, c.rmsNormEps,
             normed.data() + s * hidden);
-  runMlp(context_, layer, experts_, normed.data(), batch.count, delta.data(), next, x);
+  runMlp(context_, layer, experts_, normed.data(), rows, delta.data(), next, x);
   for (size_t i = 0; i < size; ++i) x[i] += delta[i];
 }
 
 std::vector<float> Transformer::forward(std::span<const int32_t> tokens, kv::KvCache& cache,
                                        bool asDecode) const {
+  const SequenceInput one{tokens, &cache, asDecode};
+  return forward(std::span<const SequenceInput>(&one, 1));
+}
+
+std::vector<float> Transformer::forward(std::span<const SequenceInput> sequences) const {
   const ModelConfig& c = config();
-  const TokenBatch batch{cache.length(), static_cast<int64_t>(tokens.size()), asDecode};
+  std::vector<int32_t> tokens;
+  std::vector<TokenBatch> batches;
+  for (const SequenceInput& seq : sequences) {
+    batches.push_back({seq.cache->length(), static_cast<int64_t>(seq.tokens.size()), seq.asDecode});
+    tokens.insert(tokens.end(), seq.tokens.begin(), seq.tokens.end());
+  }
+  const auto rows = static_cast<int64_t>(tokens.size());
   std::vector<float> x = embed(tokens);
-  std::vector<KeySelection> selection;  // IndexShare: threaded from full layers to shared ones
+  // IndexShare: each sequence's key sets, threaded from full layers to shared ones.
+  std::vector<std::vector<KeySelection>> selections(sequences.size());
   const auto& layers = weights_.layers;
   for (size_t i = 0; i < layers.size(); ++i) {
+    std::vector<SequenceStep> steps;
+    int64_t firstRow = 0;
+    for (size_t k = 0; k < sequences.size(); ++k) {
+      steps.push_back({firstRow, batches[k], &sequences[k].cache->layer(layers[i].index), &selections[k]});
+      firstRow += batches[k].count;
+    }
     // The next layer's experts are predicted and prefetched while this one computes.
     const LayerWeights* next = i + 1 < layers.size() && layers[i + 1].isMoe ? &layers[i + 1] : nullptr;
-    decoderLayer(layers[i], next, x.data(), batch, cache.layer(layers[i].index), selection);
+    decoderLayer(layers[i], next, x.data(), rows, steps);
   }
-  cache.commit(batch.count);
+  for (size_t k = 0; k < sequences.size(); ++k) sequences[k].cache->commit(batches[k].count);
 
-  for (int64_t s = 0; s < batch.count; ++s) {
+  for (int64_t s = 0; s < rows; ++s) {
     float* row = x.data() + s * c.hiddenSize;
     rmsNorm(row, weights_.finalNorm.data(), c.hiddenSize, c.rmsNormEps, row);
   }
@@ -108,7 +125,7 @@ std::vector<float> Transformer::mtpForward(const float* hidden,
   kernels::matmul(m.ehProj, joined.data(), batch.count, x.data(), context_.kernels);
 
   std::vector<KeySelection> selection;
-  decoderLayer(m.layer, nullptr, x.data(), batch, mtpCache.layer(0), selection);
+  decoderLayer(m.layer, nullptr, x.data(), batch.count, {{0, batch, &mtpCache.layer(0), &selection}});
   mtpCache.commit(batch.count);
   for (int64_t s = 0; s < batch.count; ++s) {
     float* row = x.data() + s * h;

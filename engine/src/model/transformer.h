@@ -10,6 +10,14 @@
 
 namespace strata::model {
 
+// One sequence's rows in a step that batches several: its tokens go at positions
+// cache->length(), ...
+struct SequenceInput {
+  std::span<const int32_t> tokens;
+  kv::KvCache* cache = nullptr;
+  bool asDecode = false;  // as forward()'s asDecode
+};
+
 class Transformer {
  public:
   Transformer(const ModelConfig& config, const ModelWeights& weights, ExpertSource& experts,
@@ -24,6 +32,10 @@ class Transformer {
   // (speculative verification); otherwise batches pick their cheapest form (prefill).
   std::vector<float> forward(std::span<const int32_t> tokens, kv::KvCache& cache,
                              bool asDecode = false) const;
+  // Several sequences (distinct caches) as one step: every weight is read once for all their
+  // rows (routed experts: once for the union). Returns the final-normed hidden states of all
+  // rows, sequence after sequence; each row is bit-identical to forward() on its sequence alone.
+  std::vector<float> forward(std::span<const SequenceInput> sequences) const;
 
   // lm_head over final-normed hidden states: [rows x vocab].
   std::vector<float> logits(const float* normedHidden, int64_t rows) const;
@@ -38,9 +50,8 @@ class Transformer {
 
  private:
   // `next`: the following MoE layer (its experts are prefetched), or nullptr.
-  void decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x,
-                    const TokenBatch& batch, kv::LayerCache& cache,
-                    std::vector<KeySelection>& selection) const;
+  void decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x, int64_t rows,
+                    const std::vector<SequenceStep>& sequences) const;
   std::vector<float> embed(std::span<const int32_t> tokens) const;
 
   ModelContext context_;
