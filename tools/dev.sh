@@ -43,8 +43,8 @@ configure_and_build() {
   cmake --build "$build" --parallel "$(nproc)"
 }
 
-# The expert tiers' threads under ThreadSanitizer: a second build of the engine and the tests
-# labelled "tier". TSan maps fixed address ranges that newer kernels' ASLR (more than 28 bits of
+# The expert tiers' and the step batcher's threads under ThreadSanitizer: a second build of the
+# engine and the tests labelled "tier" or "threads". TSan maps fixed address ranges that newer kernels' ASLR (more than 28 bits of
 # mmap randomness) can collide with; then it cannot run at all, and this says so loudly.
 tsan_tier_tests() {
   local bits
@@ -54,8 +54,8 @@ tsan_tier_tests() {
     return 0
   fi
   cmake -S "$root" -B "$root/build-tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_TSAN=ON
-  cmake --build "$root/build-tsan" --parallel "$(nproc)" --target test_expert_store
-  ctest --test-dir "$root/build-tsan" -L tier --output-on-failure --timeout 600
+  cmake --build "$root/build-tsan" --parallel "$(nproc)" --target test_expert_store test_step_batcher
+  ctest --test-dir "$root/build-tsan" -L 'tier|threads' --output-on-failure --timeout 600
 }
 
 case "${1:-}" in

@@ -137,6 +137,38 @@ Json parseJsonBody(const std::string& body) {
   }
 }
 
+// tool_choice: "none" leaves the tools out of the prompt, "auto" lets the model choose, and
+// "required" or {"type": "function", "function": {"name": ...}} constrain the reply to tool
+// calls (of that function) with a grammar. Returns that grammar, or the response_format's.
+std::shared_ptr<const Grammar> toolChoiceGrammar(const Json& choice, CompletionRequest& r) {
+  std::string onlyFunction;
+  if (choice.is_string()) {
+    const std::string c = choice.get<std::string>();
+    if (c != "none" && c != "auto" && c != "required")
+      invalid("tool_choice", "expected \"none\", \"auto\", \"required\" or an object, not " + choice.dump());
+    if (c == "none") r.tools.clear();
+    if (c != "required") return r.generate.grammar;
+  } else if (choice.is_object()) {
+    if (!choice.contains("type") || choice["type"] != "function")
+      invalid("tool_choice.type", "expected \"function\"");
+    const Json* fn = field(choice, "function");
+    if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string())
+      invalid("tool_choice.function.name", "expected the name of one of the tools");
+    onlyFunction = (*fn)["name"].get<std::string>();
+  } else {
+    invalid("tool_choice", "expected a string or an object, not " + std::string(choice.type_name()));
+  }
+  const std::string param = onlyFunction.empty() ? "tool_choice" : "tool_choice.function.name";
+  if (r.tools.empty()) invalid(param, "needs tools to call");
+  if (r.generate.grammar)
+    invalid("tool_choice", "a reply of tool calls cannot also follow response_format");
+  try {
+    return Grammar::fromGbnf(toolCallGbnf(r.tools, onlyFunction));
+  } catch (const Error& e) {
+    invalid(param, e.what());
+  }
+}
+
 CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSettings& settings,
                                              uint64_t seed) {
   CompletionRequest r;
@@ -157,20 +189,7 @@ CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSetti
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "tools", "invalid_value");
   }
-  if (const Json* choice = field(body, "tool_choice")) {
-    // "auto" and "required" (or a named function) leave the choice to the model: nothing
-    // constrains its output yet. "none" leaves the tools out of the prompt.
-    if (choice->is_string()) {
-      const std::string c = choice->get<std::string>();
-      if (c != "none" && c != "auto" && c != "required")
-        invalid("tool_choice",
-                "expected \"none\", \"auto\", \"required\" or an object, not " + choice->dump());
-      if (c == "none") r.tools.clear();
-    } else if (!choice->is_object()) {
-      invalid("tool_choice",
-              "expected a string or an object, not " + std::string(choice->type_name()));
-    }
-  }
+  if (const Json* choice = field(body, "tool_choice")) r.generate.grammar = toolChoiceGrammar(*choice, r);
   if (boolean(body, "logprobs", false)) invalid("logprobs", "log probabilities are not supported");
   if (const Json* kwargs = field(body, "chat_template_kwargs")) {
     if (!kwargs->is_object())

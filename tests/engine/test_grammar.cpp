@@ -448,15 +448,21 @@ class TestGrammar : public QObject {
     }
   }
 
-  void specialTokensAreNeverText() {
+  void specialTokensAreNeverTextButToolTags() {
     const Vocab& v = tinyVocab();
     const auto g = Grammar::fromGbnf("root ::= .*");  // any text at all
     GrammarMatcher m = matcherFor(g);
     const std::vector<bool> allowed = maskedAllowed(m);
-    for (const char* special : {"<|assistant|>", "<think>", "</think>", "[gMASK]", "<tool_call>"}) {
+    for (const char* special : {"<|assistant|>", "<think>", "</think>", "[gMASK]", "<tool_response>"}) {
       const int32_t id = *v.tokenizer->tokenId(special);
       QVERIFY2(!allowed[id] && !m.allows(id), special);
       QVERIFY(!m.accept(id));
+    }
+    // Except the tags GLM writes tool calls with: the reply parser reads them as text, and a
+    // grammar of tool calls (tool_choice) spells them.
+    for (const char* tag : {"<tool_call>", "</tool_call>", "<arg_key>", "</arg_value>"}) {
+      const int32_t id = *v.tokenizer->tokenId(tag);
+      QVERIFY2(allowed[id] && m.allows(id), tag);
     }
     QVERIFY(allowed[v.endTokens[0]] && allowed[v.endTokens[1]]);  // `.*` is complete at once
     QVERIFY(allowed[v.tokenizer->encode("Hello")[0]]);

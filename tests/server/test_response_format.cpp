@@ -38,6 +38,33 @@ bool accepts(const std::shared_ptr<const strata::Grammar>& grammar, const std::s
   return m.complete();
 }
 
+// The same, fed the tokenizer's own tokens for the text (special tokens included).
+bool acceptsTokens(const std::shared_ptr<const strata::Grammar>& grammar, const std::string& text) {
+  static const auto tokenizer = strata::Tokenizer::load(std::string(STRATA_RESOURCES_DIR) +
+                                                        "/models/strata-tiny/tokenizer.json");
+  static const auto vocabulary = strata::GrammarVocabulary::build(*tokenizer, {});
+  strata::GrammarMatcher m(grammar, vocabulary);
+  for (const int32_t id : tokenizer->encode(text))
+    if (!m.accept(id)) return false;
+  return m.complete();
+}
+
+Json weatherTools() {
+  return Json::parse(R"([
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+      "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "units": {"type": "string"}},
+      "required": ["city"]}}},
+    {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object",
+      "properties": {"zone": {"type": "string"}}, "required": ["zone"]}}}])");
+}
+
+Json toolBody(const Json& choice) {
+  return {{"model", "tiny"},
+          {"messages", Json::array({{{"role", "user"}, {"content", "Weather in Paris?"}}})},
+          {"tools", weatherTools()},
+          {"tool_choice", choice}};
+}
+
 }  // namespace
 
 class TestResponseFormat : public QObject {
@@ -73,6 +100,71 @@ class TestResponseFormat : public QObject {
     Json completion = {{"model", "tiny"}, {"prompt", "Hi"}, {"response_format", format}};
     const auto r = strata::server::parseCompletionRequest(completion, settings(), 1);
     QVERIFY(accepts(r.generate.grammar, "{\"city\": \"Rome\"}"));
+  }
+
+  void toolChoiceConstrainsTheReply() {
+    using strata::server::parseChatCompletionRequest;
+    const std::string weather =
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+        "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>";
+    const std::string time =
+        "<tool_call>get_time<arg_key>zone</arg_key><arg_value>CET</arg_value></tool_call>";
+
+    QVERIFY(!parseChatCompletionRequest(toolBody("auto"), settings(), 1).generate.grammar);
+    const auto none = parseChatCompletionRequest(toolBody("none"), settings(), 1);
+    QVERIFY(!none.generate.grammar);
+    QVERIFY(none.tools.empty());
+
+    const auto required = parseChatCompletionRequest(toolBody("required"), settings(), 1);
+    QVERIFY(required.generate.grammar);
+    QVERIFY(!required.enableThinking);
+    QVERIFY(accepts(required.generate.grammar, weather));
+    QVERIFY(acceptsTokens(required.generate.grammar, weather));  // the tags' special tokens
+    QVERIFY(accepts(required.generate.grammar, weather + time));
+    QVERIFY(!accepts(required.generate.grammar, "It is sunny in Paris."));
+    // The required parameter must be there; an unknown one must not.
+    QVERIFY(!accepts(required.generate.grammar, "<tool_call>get_weather<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>"));
+    QVERIFY(!accepts(required.generate.grammar, "<tool_call>get_time<arg_key>zone</arg_key><arg_value>CET</arg_value><arg_key>x</arg_key><arg_value>1</arg_value></tool_call>"));
+    // Non-string parameters are JSON.
+    QVERIFY(!accepts(required.generate.grammar, "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>three</arg_value></tool_call>"));
+
+    const Json named = {{"type", "function"}, {"function", {{"name", "get_time"}}}};
+    const auto one = parseChatCompletionRequest(toolBody(named), settings(), 1);
+    QVERIFY(accepts(one.generate.grammar, time));
+    QVERIFY(!accepts(one.generate.grammar, weather));
+    QVERIFY(!accepts(one.generate.grammar, time + time));
+  }
+
+  void invalidToolChoicesAreNamed_data() {
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("param");
+    auto body = [](const Json& b) { return QByteArray::fromStdString(b.dump()); };
+    QTest::newRow("unknown string") << body(toolBody("always")) << "tool_choice";
+    QTest::newRow("number") << body(toolBody(1)) << "tool_choice";
+    QTest::newRow("unknown function") << body(toolBody({{"type", "function"}, {"function", {{"name", "fly"}}}}))
+                                      << "tool_choice.function.name";
+    QTest::newRow("no name") << body(toolBody({{"type", "function"}, {"function", Json::object()}}))
+                             << "tool_choice.function.name";
+    QTest::newRow("wrong type") << body(toolBody({{"type", "tool"}, {"function", {{"name", "get_time"}}}}))
+                                << "tool_choice.type";
+    Json noTools = toolBody("required");
+    noTools.erase("tools");
+    QTest::newRow("required without tools") << body(noTools) << "tool_choice";
+    Json both = toolBody("required");
+    both["response_format"] = {{"type", "json_object"}};
+    QTest::newRow("with response_format") << body(both) << "tool_choice";
+  }
+
+  void invalidToolChoicesAreNamed() {
+    QFETCH(QByteArray, body);
+    QFETCH(QString, param);
+    try {
+      strata::server::parseChatCompletionRequest(Json::parse(body.toStdString()), settings(), 1);
+      QFAIL("accepted");
+    } catch (const ApiError& e) {
+      QCOMPARE(e.status(), 400);
+      QCOMPARE(QString::fromStdString(e.param()), param);
+    }
   }
 
   void invalidFormatsAreNamed_data() {

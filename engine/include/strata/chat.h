@@ -65,6 +65,14 @@ std::string renderGlmChat(const std::vector<ChatMessage>& messages,
                           const std::vector<nlohmann::ordered_json>& tools,
                           const ChatOptions& options);
 
+// GBNF (strata/grammar.h) for a reply that is only tool calls in GLM's format: one or more
+// calls of any of `tools` (tool_choice "required"), or exactly one call of `onlyFunction`.
+// Each call gives the function's required parameters in its schema's order, then any of the
+// others; string parameters take raw text without "</", the others a JSON value. Throws
+// strata::Error when no tool (or none named onlyFunction) has a function name.
+std::string toolCallGbnf(const std::vector<nlohmann::ordered_json>& tools,
+                         std::string_view onlyFunction = {});
+
 // A generated assistant reply, split into its parts.
 struct AssistantReply {
   std::string reasoning;  // the text inside <think>...</think>, stripped

@@ -62,7 +62,8 @@ class JsonSchemaError : public Error {
 class GrammarVocabulary {
  public:
   // Every token's bytes from `tokenizer`; `endTokens` (the model's eos ids) are allowed only
-  // once the grammar is complete. Other special tokens are never allowed.
+  // once the grammar is complete. Other special tokens are never allowed, except the tags of
+  // GLM tool calls (<tool_call>, <arg_key>, ...), which are text where a grammar spells them.
   static std::shared_ptr<const GrammarVocabulary> build(const Tokenizer& tokenizer,
                                                         std::span<const int32_t> endTokens);
   struct Impl;

@@ -1,6 +1,20 @@
 #include "grammar/vocabulary.h"
 
+#include "chat/chat_format.h"
+
 namespace strata {
+namespace {
+
+// GLM writes tool calls with these special tokens; the reply parser reads them as text, so a
+// grammar of tool calls (toolCallGbnf) may use them. Other special tokens are never text.
+bool isToolCallTag(std::string_view text) {
+  for (const std::string_view tag : {chat::kToolCallOpen, chat::kToolCallClose, chat::kArgKeyOpen,
+                                     chat::kArgKeyClose, chat::kArgValueOpen, chat::kArgValueClose})
+    if (text == tag) return true;
+  return false;
+}
+
+}  // namespace
 
 GrammarVocabulary::GrammarVocabulary(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GrammarVocabulary::~GrammarVocabulary() = default;
@@ -14,7 +28,6 @@ std::shared_ptr<const GrammarVocabulary> GrammarVocabulary::build(
   std::vector<std::pair<std::string, int32_t>> text;
   text.reserve(static_cast<size_t>(size));
   for (int32_t id = 0; id < size; ++id) {
-    if (tokenizer.isSpecial(id)) continue;
     std::string bytes;
     try {
       const int32_t one[] = {id};
@@ -22,7 +35,7 @@ std::shared_ptr<const GrammarVocabulary> GrammarVocabulary::build(
     } catch (const Error&) {
       continue;  // an id no token has
     }
-    if (bytes.empty()) continue;
+    if (bytes.empty() || (tokenizer.isSpecial(id) && !isToolCallTag(bytes))) continue;
     impl->roles[id] = Impl::Role::Text;
     impl->bytes[id] = bytes;
     text.emplace_back(std::move(bytes), id);
