@@ -57,6 +57,7 @@ int runServe(const Args& args) {
   EngineSettings engineSettings;
   if (args.has("threads")) engineSettings.threads = parseInt(args.require("threads"), "--threads");
   applyMemoryOptions(args, engineSettings.memory);
+  engineSettings.memory.sessions = settings.slotCount;  // each slot's KV cache is in the plan
   applySpeculationOptions(args, engineSettings.speculation);
 
   // Block the stop signals in every thread (threads inherit the mask, so before any is

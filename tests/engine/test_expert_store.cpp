@@ -152,6 +152,26 @@ class TestExpertStore : public QObject {
     QCOMPARE(engine->info().residentBytes, plan.residentBytes);  // no expert loaded yet
   }
 
+  // The server's slots: a KV cache per session, and a batched step's experts for all of them.
+  void planReservesEverySession() {
+    EngineSettings one = streaming(int64_t{1} << 40);
+    EngineSettings three = one;
+    three.memory.sessions = 3;
+    const MemoryPlan a = Engine::plan(container_, one);
+    const MemoryPlan b = Engine::plan(container_, three);
+    QCOMPARE(b.kvBytes - a.kvBytes, 2 * one.memory.contextTokens * a.kvBytesPerToken);
+    QVERIFY(b.minimumExpertBytes > a.minimumExpertBytes);
+    QVERIFY(b.minimumExpertBytes <= 2 * 16 * b.expertBytes);  // never more than a layer's experts
+
+    // A budget with room for one session's minimum but not three's is refused, saying why.
+    const int64_t fitsOne = a.residentBytes + a.kvBytes + a.scratchBytes + a.minimumExpertBytes;
+    QVERIFY(Engine::plan(container_, streaming(fitsOne)).streaming);
+    EngineSettings tight = streaming(fitsOne);
+    tight.memory.sessions = 3;
+    const QString error = errorOf([&] { Engine::plan(container_, tight); }, {"too small", "3 sessions x 64 tokens"});
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+  }
+
   void tooSmallBudgetIsRefusedWithTheNumbers() {
     const QString error = errorOf([&] { Engine::open(container_, streaming(1 << 20)); },
                                   {"too small", "resident weights", "KV cache", "MiB"});

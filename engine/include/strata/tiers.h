@@ -22,7 +22,10 @@ struct MemorySettings {
   // The most memory the engine may use: resident weights, KV cache for contextTokens, scratch,
   // pinned set and expert cache together. 0: no budget - every expert is loaded into memory.
   int64_t budgetBytes = 0;
-  int64_t contextTokens = 4096;  // KV cache reserved in the plan
+  int64_t contextTokens = 4096;  // KV cache reserved in the plan, per session
+  // Sessions generating at once (the server's slots): each has a KV cache of contextTokens,
+  // and a batched step holds the experts of all their rows.
+  int sessions = 1;
   // The opening of a recent conversation (system prompt) kept for new ones; in the plan too.
   int64_t sharedPrefixTokens = 1024;
   double pinnedFraction = 0.25;  // of the expert memory, for the pinned hot set
@@ -43,7 +46,7 @@ struct MemoryPlan {
   int64_t expertBytes = 0;         // one routed expert
   int64_t expertCount = 0;         // routed experts in the model
   int64_t kvBytesPerToken = 0;
-  int64_t kvBytes = 0;             // for contextTokens + sharedPrefixTokens
+  int64_t kvBytes = 0;             // for sessions x contextTokens + sharedPrefixTokens
   int64_t scratchBytes = 0;        // activations and read buffers
   int64_t minimumExpertBytes = 0;  // the cache cannot be smaller (one step's working set)
   int64_t pinnedBytes = 0;

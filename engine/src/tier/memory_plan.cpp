@@ -95,7 +95,8 @@ MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* containe
   plan.budgetBytes = s.budgetBytes;
   const int kvLayers = c.numHiddenLayers + (c.hasMtp() ? 1 : 0);
   plan.kvBytesPerToken = int64_t{kvLayers} * (c.kvLoraRank + c.qkRopeHeadDim + c.indexHeadDim) * 4;
-  plan.kvBytes = plan.kvBytesPerToken * (std::max<int64_t>(0, s.contextTokens) +
+  if (s.sessions < 1) throw Error("memory plan: sessions must be at least 1, not " + std::to_string(s.sessions));
+  plan.kvBytes = plan.kvBytesPerToken * (int64_t{s.sessions} * std::max<int64_t>(0, s.contextTokens) +
                                         std::max<int64_t>(0, s.sharedPrefixTokens));
   if (!container || s.budgetBytes <= 0) {
     // Everything in memory (no budget, or a Hugging Face checkpoint that cannot stream).
@@ -125,13 +126,17 @@ MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* containe
     }
   plan.scratchBytes = scratchBytes(c, span, s.ioDepth);
   addPerTokenBytes(c, *container, precision, plan);
-  // One layer's experts for this step plus the next layer's prefetched ones.
-  plan.minimumExpertBytes = 2 * int64_t{c.numExpertsPerTok} * plan.expertBytes;
+  // One layer's experts for this step (every session's rows when they are batched) plus the
+  // next layer's prefetched ones.
+  const int64_t perLayer = c.nRoutedExperts > 0 ? c.nRoutedExperts : c.numExpertsPerTok;
+  plan.minimumExpertBytes =
+      2 * std::min<int64_t>(int64_t{c.numExpertsPerTok} * s.sessions, perLayer) * plan.expertBytes;
   const int64_t fixed = plan.residentBytes + plan.kvBytes + plan.scratchBytes;
   const int64_t available = s.budgetBytes - fixed;
   if (available < plan.minimumExpertBytes)
     throw Error("the memory budget of " + gib(s.budgetBytes) + " is too small for this model: it needs " +
                 gib(plan.residentBytes) + " of resident weights + " + gib(plan.kvBytes) + " of KV cache (" +
+                (s.sessions > 1 ? std::to_string(s.sessions) + " sessions x " : std::string()) +
                 std::to_string(s.contextTokens) + " tokens) + " + gib(plan.scratchBytes) +
                 " of scratch + at least " + gib(plan.minimumExpertBytes) + " for experts = " +
                 gib(fixed + plan.minimumExpertBytes) + "; raise the budget or shorten the context");
