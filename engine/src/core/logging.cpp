@@ -1,11 +1,13 @@
 #include "core/logging.h"
 
+#include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <array>
 #include <string>
 
 #include "strata/error.h"
+#include "strata/logging.h"
 
 namespace strata {
 
@@ -26,6 +28,27 @@ spdlog::logger& log() {
 }
 
 void setLogLevel(spdlog::level::level_enum level) { log().set_level(level); }
+
+void logToFile(const std::filesystem::path& file, int64_t maxBytes, int keptFiles) {
+  if (maxBytes < 1024 || keptFiles < 0)
+    throw Error("log file " + file.string() + ": needs at least 1 KiB per file and 0 or more kept files");
+  try {
+    if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+    auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+        file.string(), static_cast<size_t>(maxBytes), static_cast<size_t>(keptFiles));
+    log().sinks().push_back(std::move(sink));
+  } catch (const std::exception& e) {  // spdlog_ex or filesystem_error
+    throw Error("cannot write the log file " + file.string() + ": " + e.what());
+  }
+}
+
+void writeLog(LogLevel level, std::string_view message) {
+  constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
+                                                    spdlog::level::warn, spdlog::level::err};
+  log().log(kLevels[static_cast<int>(level)], "{}", message);
+  // Warnings and errors reach the file at once (the app may be about to crash or quit).
+  if (level >= LogLevel::Warning) log().flush();
+}
 
 spdlog::level::level_enum parseLogLevel(std::string_view name) {
   constexpr std::array<std::pair<std::string_view, spdlog::level::level_enum>, 7> kLevels{{
