@@ -5,8 +5,8 @@ import QtQuick.Layouts
 import Strata.Core
 
 // Settings, saved as they change. Sampling and threads apply to the next reply, speculative
-// decoding at once; the model folder, memory budget and KV precision need the model reloaded
-// (the dialog says so).
+// decoding and the local API server at once; the model folder, memory budget and KV precision
+// need the model reloaded (the dialog says so).
 Dialog {
     id: dialog
     property AppController app
@@ -15,6 +15,8 @@ Dialog {
     modal: true
     standardButtons: Dialog.Close
     width: Math.min(parent ? parent.width - 80 : 560, 560)
+    // Taller than the window would be once the content grows: it scrolls inside instead.
+    height: Math.min(implicitHeight, parent ? parent.height - 80 : implicitHeight)
     anchors.centerIn: parent
 
     component Caption: Label { color: Theme.textDim; Layout.alignment: Qt.AlignRight }
@@ -142,6 +144,74 @@ Dialog {
                 onEditingFinished: dialog.settings.systemPrompt = text
                 background: Rectangle { radius: 4; color: Theme.surface; border.color: Theme.border }
                 Accessible.name: qsTr("System prompt")
+            }
+
+            // The OpenAI-compatible API over the loaded model, on loopback only. Applied at once:
+            // a change restarts the server.
+            Rectangle {
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                Layout.topMargin: 8
+                height: 1
+                color: Theme.border
+            }
+            Label {
+                Layout.columnSpan: 2
+                text: qsTr("Local API server")
+                color: Theme.text
+                font.bold: true
+            }
+            Item { width: 1; height: 1 }  // the switch says what it does
+            Switch {
+                objectName: "serverEnabled"
+                text: qsTr("Serve the OpenAI-compatible API")
+                checked: dialog.settings.serverEnabled
+                onToggled: dialog.settings.serverEnabled = checked
+                Accessible.name: qsTr("Serve the OpenAI-compatible API on this computer")
+            }
+            Caption { text: qsTr("Port") }
+            SpinBox {
+                objectName: "serverPort"
+                from: 1; to: 65535; editable: true
+                value: dialog.settings.serverPort
+                // A port is not a quantity: no thousands separator.
+                textFromValue: (value, locale) => String(value)
+                valueFromText: (text, locale) => parseInt(text)
+                onValueModified: dialog.settings.serverPort = value
+                Accessible.name: qsTr("Port on 127.0.0.1")
+            }
+            Caption { text: qsTr("API key") }
+            TextField {
+                objectName: "serverApiKey"
+                Layout.fillWidth: true
+                echoMode: TextInput.Password
+                placeholderText: qsTr("Optional: clients then send it as a bearer token")
+                text: dialog.settings.serverApiKey
+                onEditingFinished: dialog.settings.serverApiKey = text
+                Accessible.name: qsTr("API key, optional")
+            }
+            Caption { text: qsTr("Slots") }
+            SpinBox {
+                objectName: "serverSlots"
+                from: 1; to: 16
+                value: dialog.settings.serverSlots
+                onValueModified: dialog.settings.serverSlots = value
+                Accessible.name: qsTr("Requests generating at once")
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Requests the server answers at once; they share the model's forward passes with each other and with this chat.")
+            }
+            Caption { text: qsTr("Status"); Layout.alignment: Qt.AlignRight | Qt.AlignTop }
+            Label {
+                objectName: "serverStatus"
+                readonly property EngineBridge engine: dialog.app.engine
+                Layout.fillWidth: true
+                wrapMode: Text.Wrap
+                text: engine.serverRunning ? qsTr("Listening on %1").arg(engine.serverUrl)
+                    : engine.serverError !== "" ? engine.serverError
+                    : dialog.settings.serverEnabled ? qsTr("Starts when a model is loaded")
+                    : qsTr("Off")
+                color: engine.serverError !== "" && !engine.serverRunning ? Theme.danger
+                    : engine.serverRunning ? Theme.text : Theme.textDim
             }
         }
     }

@@ -26,6 +26,24 @@ struct SpeculationChoice {
   bool operator==(const SpeculationChoice&) const = default;
 };
 
+// The OpenAI-compatible server as the app runs it (its other settings are ServerSettings'
+// defaults). The app offers loopback only.
+struct ServerRequest {
+  QString host = QStringLiteral("127.0.0.1");
+  int port = 8080;    // 0: any free port
+  QString apiKey;     // empty: no authentication
+  int slotCount = 2;  // requests generating at once
+  bool operator==(const ServerRequest&) const = default;
+};
+
+// What the server is doing: running at `url`, or not, with the reason when a start failed.
+struct ServerState {
+  bool running = false;
+  QString url;    // "http://127.0.0.1:8080" while running
+  QString error;  // why the last start failed; empty when it did not
+  bool operator==(const ServerState&) const = default;
+};
+
 struct ModelSummary {
   QString directory;
   QString name;  // the folder's name
@@ -111,3 +129,5 @@ Q_DECLARE_METATYPE(strata::app::ReplyOutcome)
 Q_DECLARE_METATYPE(strata::app::TierData)
 Q_DECLARE_METATYPE(strata::app::SpeculationChoice)
 Q_DECLARE_METATYPE(strata::app::SpeculationData)
+Q_DECLARE_METATYPE(strata::app::ServerRequest)
+Q_DECLARE_METATYPE(strata::app::ServerState)

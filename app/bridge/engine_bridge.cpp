@@ -11,6 +11,8 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new Engin
   qRegisterMetaType<ReplyOutcome>();
   qRegisterMetaType<TierData>();
   qRegisterMetaType<SpeculationData>();
+  qRegisterMetaType<ServerRequest>();
+  qRegisterMetaType<ServerState>();
   thread_.setObjectName(QStringLiteral("strata-engine"));
   worker_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
@@ -20,6 +22,8 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new Engin
   connect(this, &EngineBridge::requestGenerate, worker_, &EngineWorker::generate);
   connect(this, &EngineBridge::requestDiscard, worker_, &EngineWorker::discardConversation);
   connect(this, &EngineBridge::requestThreads, worker_, &EngineWorker::setThreads);
+  connect(this, &EngineBridge::requestStartServer, worker_, &EngineWorker::startServer);
+  connect(this, &EngineBridge::requestStopServer, worker_, &EngineWorker::stopServer);
 
   connect(worker_, &EngineWorker::loaded, this, [this](const ModelSummary& s) {
     summary_ = s;
@@ -38,6 +42,11 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new Engin
   connect(worker_, &EngineWorker::tierData, this, &EngineBridge::tierData);
   connect(worker_, &EngineWorker::speculationData, this, &EngineBridge::speculationData);
   connect(worker_, &EngineWorker::warning, this, &EngineBridge::warning);
+  connect(worker_, &EngineWorker::serverState, this, [this](const ServerState& state) {
+    if (state == server_) return;
+    server_ = state;
+    emit serverChanged();
+  });
   connect(worker_, &EngineWorker::replyDelta, this,
           [this](quint64 id, const QString& text, int tokens, double rate) {
             if (id == lastId_) emit replyDelta(id, text, tokens, rate);
@@ -83,6 +92,10 @@ void EngineBridge::setThreads(int threads) { emit requestThreads(threads); }
 void EngineBridge::setSpeculation(const SpeculationChoice& choice) {
   worker_->requestSpeculation(choice);  // thread-safe; see EngineWorker::requestSpeculation
 }
+
+void EngineBridge::startServer(const ServerRequest& request) { emit requestStartServer(request); }
+
+void EngineBridge::stopServer() { emit requestStopServer(); }
 
 void EngineBridge::stop() { cancel_.store(true); }
 

@@ -22,6 +22,10 @@ class EngineBridge : public QObject {
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
   Q_PROPERTY(QString modelName READ modelName NOTIFY stateChanged)
   Q_PROPERTY(QString loadError READ loadError NOTIFY stateChanged)
+  // The OpenAI-compatible server over the loaded model.
+  Q_PROPERTY(bool serverRunning READ serverRunning NOTIFY serverChanged)
+  Q_PROPERTY(QString serverUrl READ serverUrl NOTIFY serverChanged)
+  Q_PROPERTY(QString serverError READ serverError NOTIFY serverChanged)
 
  public:
   enum class State { Empty, Loading, Ready, Failed };
@@ -35,6 +39,9 @@ class EngineBridge : public QObject {
   QString modelName() const { return summary_.name; }
   QString loadError() const { return loadError_; }
   const ModelSummary& summary() const { return summary_; }
+  bool serverRunning() const { return server_.running; }
+  QString serverUrl() const { return server_.url; }
+  QString serverError() const { return server_.error; }
 
   void load(const LoadRequest& request);
   void openConversation(const QString& kvFile);
@@ -44,6 +51,10 @@ class EngineBridge : public QObject {
   void setThreads(int threads);
   // Applied live: a reply in progress switches at its next token.
   void setSpeculation(const SpeculationChoice& choice);
+  // The server starts once a model is loaded (at once if one is), and again after a reload;
+  // a start with other settings restarts it. serverChanged reports the outcome.
+  void startServer(const ServerRequest& request);
+  void stopServer();
   Q_INVOKABLE void stop();
 
  signals:
@@ -60,6 +71,7 @@ class EngineBridge : public QObject {
   // With every tier snapshot (a few times a second while generating, and after each reply).
   void speculationData(const strata::app::SpeculationData& data);
   void warning(const QString& message);
+  void serverChanged();
 
   // To the worker (queued: they run on the worker thread, in order).
   void requestLoad(const strata::app::LoadRequest& request);
@@ -67,6 +79,8 @@ class EngineBridge : public QObject {
   void requestGenerate(const strata::app::GenerateRequest& request);
   void requestDiscard(const QString& kvFile);
   void requestThreads(int threads);
+  void requestStartServer(const strata::app::ServerRequest& request);
+  void requestStopServer();
 
  private:
   void setState(State state);
@@ -80,6 +94,7 @@ class EngineBridge : public QObject {
   quint64 lastId_ = 0;
   ModelSummary summary_;
   QString loadError_;
+  ServerState server_;
 };
 
 }  // namespace strata::app

@@ -92,10 +92,18 @@ SpeculationData toSpeculationData(const std::vector<DrafterStats>& stats) {
   return d;
 }
 
+QString serverUrl(const QString& host, int port) {
+  const QString h = host.contains(QLatin1Char(':')) ? QStringLiteral("[%1]").arg(host) : host;
+  return QStringLiteral("http://%1:%2").arg(h).arg(port);
+}
+
 }  // namespace
 
 EngineWorker::EngineWorker(const std::atomic<bool>* cancel) : cancel_(cancel) {}
-EngineWorker::~EngineWorker() = default;
+
+EngineWorker::~EngineWorker() {
+  server_.stop();  // its slots' sessions belong to the engine
+}
 
 void EngineWorker::requestSpeculation(const SpeculationChoice& choice) {
   std::lock_guard lock(speculationMutex_);
@@ -114,6 +122,10 @@ void EngineWorker::applySpeculation() {
 }
 
 void EngineWorker::load(const LoadRequest& request) {
+  if (server_.running() || serverWanted_) {
+    server_.stop();  // before its engine goes; restarted over the new one below
+    emit serverState({});
+  }
   session_.reset();
   sessionFile_.clear();
   engine_.reset();  // the old model's memory goes before the new one's arrives
@@ -142,14 +154,16 @@ void EngineWorker::load(const LoadRequest& request) {
   const ModelInfo& info = engine_->info();
   ModelSummary summary;
   summary.directory = request.modelDir;
-  summary.name = QFileInfo(request.modelDir).fileName();
+  summary.name = QFileInfo(QDir::cleanPath(request.modelDir)).fileName();  // "dir/" too
   summary.layers = info.layerCount;
   summary.vocabSize = info.vocabSize;
   summary.residentBytes = info.residentBytes;
   summary.streaming = info.plan.streaming;
   summary.loadSeconds = timer.elapsed() / 1000.0;
+  modelId_ = summary.name;
   emit loaded(summary);
   publishStats();
+  startWantedServer();
 }
 
 void EngineWorker::openConversation(const QString& kvFile) {
@@ -260,6 +274,42 @@ void EngineWorker::discardConversation(const QString& kvFile) {
 
 void EngineWorker::setThreads(int threads) {
   if (engine_) engine_->setThreads(threads);
+}
+
+void EngineWorker::startServer(const ServerRequest& request) {
+  if (server_.running() && serverWanted_ == request) {  // nothing changed: keep its clients
+    emit serverState({true, serverUrl(request.host, server_.port()), {}});
+    return;
+  }
+  serverWanted_ = request;
+  startWantedServer();
+}
+
+void EngineWorker::stopServer() {
+  serverWanted_.reset();
+  server_.stop();
+  emit serverState({});
+}
+
+void EngineWorker::startWantedServer() {
+  server_.stop();
+  if (!serverWanted_) return;
+  if (!engine_) {
+    emit serverState({});  // it waits for a model
+    return;
+  }
+  server::ServerSettings settings;
+  settings.host = serverWanted_->host.toStdString();
+  settings.port = serverWanted_->port;
+  settings.apiKey = serverWanted_->apiKey.toStdString();
+  settings.slotCount = std::max(1, serverWanted_->slotCount);
+  settings.modelId = modelId_.toStdString();
+  const std::string error = server_.start(*engine_, settings);
+  if (!error.empty()) {
+    emit serverState({false, {}, tr("Not started: %1").arg(QString::fromStdString(error))});
+    return;
+  }
+  emit serverState({true, serverUrl(serverWanted_->host, server_.port()), {}});
 }
 
 void EngineWorker::publishStats() {

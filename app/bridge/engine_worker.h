@@ -7,8 +7,10 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "bridge/bridge_types.h"
+#include "bridge/local_server.h"
 
 namespace strata {
 class Engine;
@@ -36,6 +38,10 @@ class EngineWorker : public QObject {
   // Forgets the session if it belongs to `kvFile` and removes the file (a deleted chat).
   void discardConversation(const QString& kvFile);
   void setThreads(int threads);
+  // Serves the loaded model over the OpenAI-compatible API. Without a model the request is
+  // kept, and the server starts when one loads; loading another model restarts it.
+  void startServer(const strata::app::ServerRequest& request);
+  void stopServer();
 
  signals:
   void loaded(const strata::app::ModelSummary& summary);
@@ -49,16 +55,22 @@ class EngineWorker : public QObject {
   void speculationData(const strata::app::SpeculationData& data);
   // Something went wrong that does not end the reply (the KV file could not be saved).
   void warning(const QString& message);
+  void serverState(const strata::app::ServerState& state);
 
  private:
   void publishStats();      // tier snapshot and speculation stats
   void applySpeculation();  // the latest requested choice, if it changed
   void saveSession(const QString& kvFile);
+  void startWantedServer();  // the requested server over the current engine, if both exist
 
   const std::atomic<bool>* cancel_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Session> session_;
   QString sessionFile_;  // the KV file the session belongs to (empty: none yet)
+  QString modelId_;      // the model folder's name: what API clients ask for
+  // Declared after engine_, so destroyed before it (the destructor also stops it first).
+  LocalServer server_;
+  std::optional<ServerRequest> serverWanted_;  // set while the user wants the server on
   QElapsedTimer sinceStats_;
 
   std::mutex speculationMutex_;

@@ -46,6 +46,19 @@ int AppSettings::mtpDepth() const {
 SpeculationChoice AppSettings::speculation() const {
   return {speculationMode() == QLatin1String("auto"), mtpDepth()};
 }
+bool AppSettings::serverEnabled() const { return get("server/enabled", false).toBool(); }
+int AppSettings::serverPort() const {
+  return std::clamp(get("server/port", 8080).toInt(), 1, 65535);
+}
+QString AppSettings::serverApiKey() const { return get("server/apiKey", QString()).toString(); }
+int AppSettings::serverSlots() const { return std::clamp(get("server/slots", 2).toInt(), 1, 16); }
+ServerRequest AppSettings::server() const {
+  ServerRequest r;
+  r.port = serverPort();
+  r.apiKey = serverApiKey();
+  r.slotCount = serverSlots();
+  return r;  // r.host stays 127.0.0.1
+}
 
 void AppSettings::setModelFolder(const QString& v) { put("model/folder", v); }
 void AppSettings::setThreads(int v) {
@@ -69,6 +82,19 @@ void AppSettings::setSpeculationMode(const QString& v) {
 }
 void AppSettings::setMtpDepth(int v) {
   if (put("speculation/mtpDepth", std::clamp(v, 1, 8))) emit speculationChanged(speculation());
+}
+
+void AppSettings::setServerEnabled(bool v) {
+  if (put("server/enabled", v)) emit serverSettingsChanged();
+}
+void AppSettings::setServerPort(int v) {
+  if (put("server/port", std::clamp(v, 1, 65535))) emit serverSettingsChanged();
+}
+void AppSettings::setServerApiKey(const QString& v) {
+  if (put("server/apiKey", v)) emit serverSettingsChanged();
+}
+void AppSettings::setServerSlots(int v) {
+  if (put("server/slots", std::clamp(v, 1, 16))) emit serverSettingsChanged();
 }
 
 }  // namespace strata::app

@@ -1,7 +1,8 @@
 #pragma once
 // The user's settings, persisted with QSettings as they change. Threads and sampling apply to
-// the next reply, speculative decoding at once (speculationChanged); the model folder, memory
-// budget and KV precision need the model reloaded (AppController::reloadNeeded says when).
+// the next reply, speculative decoding and the API server at once (speculationChanged,
+// serverSettingsChanged); the model folder, memory budget and KV precision need the model
+// reloaded (AppController::reloadNeeded says when).
 #include <QtQml/qqmlregistration.h>
 
 #include <QObject>
@@ -29,6 +30,11 @@ class AppSettings : public QObject {
   // "auto" (every drafter self-tuning) or "off".
   Q_PROPERTY(QString speculationMode READ speculationMode WRITE setSpeculationMode NOTIFY changed)
   Q_PROPERTY(int mtpDepth READ mtpDepth WRITE setMtpDepth NOTIFY changed)
+  // The OpenAI-compatible server on 127.0.0.1 (loopback only: no other host is offered).
+  Q_PROPERTY(bool serverEnabled READ serverEnabled WRITE setServerEnabled NOTIFY changed)
+  Q_PROPERTY(int serverPort READ serverPort WRITE setServerPort NOTIFY changed)
+  Q_PROPERTY(QString serverApiKey READ serverApiKey WRITE setServerApiKey NOTIFY changed)
+  Q_PROPERTY(int serverSlots READ serverSlots WRITE setServerSlots NOTIFY changed)
 
  public:
   // `defaultModelFolder`: what a first run opens (the bundled tiny model).
@@ -48,6 +54,11 @@ class AppSettings : public QObject {
   QString speculationMode() const;
   int mtpDepth() const;
   SpeculationChoice speculation() const;
+  bool serverEnabled() const;
+  int serverPort() const;
+  QString serverApiKey() const;
+  int serverSlots() const;
+  ServerRequest server() const;  // what the bridge starts while serverEnabled
 
   void setModelFolder(const QString& v);
   void setThreads(int v);
@@ -61,11 +72,16 @@ class AppSettings : public QObject {
   void setKvPrecision(const QString& v);
   void setSpeculationMode(const QString& v);  // anything but "auto" or "off" is ignored
   void setMtpDepth(int v);                    // clamped to 1..8
+  void setServerEnabled(bool v);
+  void setServerPort(int v);  // clamped to 1..65535
+  void setServerApiKey(const QString& v);
+  void setServerSlots(int v);  // clamped to 1..16
 
  signals:
   void changed();
   void threadsChanged(int threads);
   void speculationChanged(const strata::app::SpeculationChoice& choice);
+  void serverSettingsChanged();  // any of the four server settings
 
  private:
   QVariant get(const char* key, const QVariant& fallback) const;

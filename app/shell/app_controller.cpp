@@ -58,6 +58,10 @@ AppController::AppController(AppOptions options, QObject* parent)
   connect(settings_, &AppSettings::changed, this, &AppController::reloadNeededChanged);
   connect(settings_, &AppSettings::threadsChanged, bridge_, &EngineBridge::setThreads);
   connect(settings_, &AppSettings::speculationChanged, bridge_, &EngineBridge::setSpeculation);
+  connect(settings_, &AppSettings::serverSettingsChanged, this,
+          &AppController::applyServerSettings);
+  // Before loadModel(): the worker keeps the request and starts the server once a model loads.
+  if (settings_->serverEnabled()) applyServerSettings();
 
   if (options_.demo) fillDemo(*chat_, *monitor_, *speculation_);
 }
@@ -95,6 +99,14 @@ void AppController::loadModel() {
   bridge_->openConversation(chat_->conversationId() ? store_->kvFile(chat_->conversationId())
                                                     : QString());
   emit reloadNeededChanged();
+}
+
+void AppController::applyServerSettings() {
+  if (options_.demo) return;  // the demo serves nothing
+  if (settings_->serverEnabled())
+    bridge_->startServer(settings_->server());
+  else
+    bridge_->stopServer();
 }
 
 bool AppController::reloadNeeded() const {

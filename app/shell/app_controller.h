@@ -77,6 +77,7 @@ class AppController : public QObject {
 
  private:
   LoadRequest requestFromSettings() const;
+  void applyServerSettings();  // starts, restarts or stops the API server as the settings say
 
   AppOptions options_;
   AppSettings* settings_;

@@ -1,6 +1,6 @@
 // Settings persist across restarts, out-of-range values are clamped, and the first run falls
-// back to the bundled model folder. Speculative decoding is announced as it changes (it is
-// applied live).
+// back to the bundled model folder. Speculative decoding and the API server are announced as
+// they change (both are applied live).
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -30,6 +30,45 @@ class TestAppSettings : public QObject {
     QCOMPARE(s->speculationMode(), QStringLiteral("auto"));
     QCOMPARE(s->mtpDepth(), 3);
     QCOMPARE(s->speculation(), (SpeculationChoice{true, 3}));
+    // The API server: off, on 127.0.0.1:8080 without a key, two slots.
+    QCOMPARE(s->serverEnabled(), false);
+    QCOMPARE(s->serverPort(), 8080);
+    QCOMPARE(s->serverApiKey(), QString());
+    QCOMPARE(s->serverSlots(), 2);
+    const ServerRequest server = s->server();
+    QCOMPARE(server.host, QStringLiteral("127.0.0.1"));
+    QCOMPARE(server.port, 8080);
+    QCOMPARE(server.apiKey, QString());
+    QCOMPARE(server.slotCount, 2);
+  }
+
+  void serverSettingsSurviveARestartAndAreAnnounced() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("s.ini"));
+    {
+      auto s = open(file);
+      QSignalSpy server(s.get(), &AppSettings::serverSettingsChanged);
+      s->setServerEnabled(true);
+      QCOMPARE(server.count(), 1);
+      s->setServerPort(9123);
+      s->setServerApiKey(QStringLiteral("s3cret"));
+      s->setServerSlots(4);
+      QCOMPARE(server.count(), 4);
+      s->setServerSlots(4);  // unchanged: not announced again
+      QCOMPARE(server.count(), 4);
+      s->setThinking(false);  // another setting: not a server change
+      QCOMPARE(server.count(), 4);
+    }
+    auto s = open(file);
+    QCOMPARE(s->serverEnabled(), true);
+    QCOMPARE(s->serverPort(), 9123);
+    QCOMPARE(s->serverApiKey(), QStringLiteral("s3cret"));
+    QCOMPARE(s->serverSlots(), 4);
+    QCOMPARE(s->server(),
+             (ServerRequest{QStringLiteral("127.0.0.1"), 9123, QStringLiteral("s3cret"), 4}));
+    s->setServerEnabled(false);
+    QCOMPARE(s->serverEnabled(), false);
+    QCOMPARE(open(file)->serverEnabled(), false);
   }
 
   void speculationSurvivesARestartAndIsAnnounced() {
@@ -104,6 +143,14 @@ class TestAppSettings : public QObject {
     QCOMPARE(s->mtpDepth(), 8);
     s->setSpeculationMode(QStringLiteral("sometimes"));
     QCOMPARE(s->speculationMode(), QStringLiteral("auto"));
+    s->setServerPort(0);
+    QCOMPARE(s->serverPort(), 1);
+    s->setServerPort(70000);
+    QCOMPARE(s->serverPort(), 65535);
+    s->setServerSlots(0);
+    QCOMPARE(s->serverSlots(), 1);
+    s->setServerSlots(100);
+    QCOMPARE(s->serverSlots(), 16);
   }
 };
 
