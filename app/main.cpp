@@ -11,6 +11,7 @@
 #include "bridge/engine_bridge.h"
 #include "chat/chat_controller.h"
 #include "shell/app_controller.h"
+#include "shell/app_log.h"
 #include "shell/command_line.h"
 #include "shell/model_location.h"
 #include "shell/screenshot.h"
@@ -38,6 +39,10 @@ int main(int argc, char* argv[]) {
                     : !cl.dataDir.isEmpty()
                         ? cl.dataDir
                         : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+  // The demo writes nothing to the user's folders, its log included.
+  if (!cl.demo)
+    if (const QString error = strata::app::startAppLog(options.dataDir); !error.isEmpty())
+      qWarning("%s (the log goes to stderr only)", qPrintable(error));
   options.settingsFile =
       cl.demo ? demoDir.filePath(QStringLiteral("settings.ini")) : cl.settingsFile;
   options.defaultModelFolder =

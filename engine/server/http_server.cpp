@@ -73,6 +73,9 @@ void OpenAiServer::Impl::route() {
   const size_t threads = static_cast<size_t>(settings.slotCount + settings.queue) + 8;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_payload_max_length(static_cast<size_t>(settings.maxBodyBytes));
+  // An idle keep-alive connection holds its pool thread, and stop() waits for it: 2 s, not
+  // httplib's 5, so that stopping (the app's settings switch, a model reload) stays quick.
+  http.set_keep_alive_timeout(2);
   if (settings.cors) http.set_default_headers({{"Access-Control-Allow-Origin", "*"}});
 
   http.set_pre_routing_handler([this](const httplib::Request& request,
