@@ -166,11 +166,18 @@ class TestStepBatcher : public QObject {
     QCOMPARE(r.finishReason, std::string("cancelled"));
     QVERIFY(r.tokens.empty());
     QCOMPARE(session->evaluatedTokens(), int64_t(24));  // the first chunk only
-    // The session continues from what it computed.
+    // The session continues from what it computed, reporting progress after every chunk.
     cancel = false;
-    const GenerateResult resumed = session->generate(*longPrompt, options(0, 1));
+    GenerateOptions more = options(0, 1);
+    std::vector<std::pair<int64_t, int64_t>> progress;
+    more.onPrefillProgress = [&](int64_t done, int64_t total) { progress.emplace_back(done, total); };
+    const GenerateResult resumed = session->generate(*longPrompt, more);
     QCOMPARE(resumed.reusedTokens, int64_t(24));
     QCOMPARE(resumed.tokens.size(), size_t(40));
+    const auto total = static_cast<int64_t>(longPrompt->size());
+    QCOMPARE(progress.size(), size_t((total - 24 + 23) / 24));
+    QCOMPARE(progress.front(), std::make_pair(int64_t(48), total));
+    QCOMPARE(progress.back(), std::make_pair(total, total));
   }
 };
 

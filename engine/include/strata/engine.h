@@ -81,6 +81,9 @@ struct GenerateOptions {
   // sessions batched (EngineSettings::batchSessions) other sessions keep decoding between the
   // chunks, and a cancel is seen between them.
   int prefillChunkTokens = 0;
+  // Called after each prefill step with the context tokens evaluated so far (reused ones
+  // included) and the context's length: a progress bar (with prefillChunkTokens set).
+  std::function<void(int64_t done, int64_t total)> onPrefillProgress;
 };
 
 struct GenerateResult {

@@ -100,6 +100,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     const int64_t position = cache_.length();
     step = appendRows(newTokens.subspan(done, std::min(chunk, newTokens.size() - done)), false, true);
     if (feedMtp) mtp_->observe(position, step.hidden, mtpBacklog());
+    if (options.onPrefillProgress) options.onPrefillProgress(cache_.length(), static_cast<int64_t>(context.size()));
   }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
   const int vocab = transformer_.config().vocabSize;
