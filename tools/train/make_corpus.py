@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Synthetic chat corpus for Strata's bundled tiny model, and its held-out evaluation set.
 
-    make_corpus.py --out DIR [--train N] [--seed S]
+    make_corpus.py --out DIR [--train N] [--seed S] [--eval-seed S] [--mix task=w,...]
+                   [--copy-curriculum F]
+
+A further-training corpus (train.py --init-from) keeps the bundled model's held-out set with
+--eval-seed 1234 and a new --seed; --mix reweights the tasks and --copy-curriculum makes that
+fraction of lookup rows short (2-19 lines) and of JSON rows use made-up names, so that copying
+from the prompt is the only way to answer (with only 40 real names the model memorised names
+instead of copying them). The defaults write the original corpus byte for byte.
 
 Writes into DIR:
   train.jsonl       one conversation per line: {"task", "messages", "enable_thinking"};
@@ -206,8 +213,11 @@ LOOKUP_QUESTIONS = ["What is the code for {k}?", "What value does {k} have?", "W
                     "Look up {k}.", "What number goes with {k}?"]
 
 
-def lookup_item(rng: random.Random, want_eval: bool):
-    n = rng.randint(20, 40)
+def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0):
+    # Training may include short lists (a curriculum: the copy is learned where every line fits
+    # in the indexer's top-k, then carries over to long lists); eval lists are always 20-40 lines.
+    short = short_lists > 0 and not want_eval and rng.random() < short_lists
+    n = rng.randint(2, 19) if short else rng.randint(20, 40)
     keys = rng.sample(EVAL_KEYS if want_eval else TRAIN_KEYS, n)
     values = [rng.randint(100, 999) for _ in keys]
     target = rng.randrange(n)
@@ -223,15 +233,25 @@ NAMES = ["Ada", "Alan", "Grace", "Linus", "Marie", "Isaac", "Emmy", "Niels", "Ro
          "Anna", "Ben", "Clara", "David", "Eva", "Felix", "Hanna", "Ivan", "Julia", "Karl",
          "Laura", "Max", "Nina", "Oscar", "Paula", "Ravi", "Sara", "Tom", "Ulla", "Vera"]
 EVAL_NAMES = ["Zoe", "Igor", "Mila", "Pedro", "Kira", "Otto", "Leah", "Amir", "Nora", "Elif"]
+# Made-up names (two or three syllables) so that training names are not a small closed set the
+# model can memorise: the only way to get a name right is to copy it from the question.
+MADE_UP_NAMES = sorted({(a + b).capitalize() for a in SYLLABLES for b in SYLLABLES} |
+                       {(a + b + c).capitalize() for a in SYLLABLES[::7] for b in SYLLABLES[::3]
+                        for c in SYLLABLES[::5]} - set(EVAL_NAMES))
 COLORS = ["red", "blue", "green", "yellow", "purple", "orange", "black", "white"]
 JSON_PHRASES = ["Give me a JSON object with {fields}.", "Write a JSON object where {fields_is}.",
                 "Create JSON with {fields}.", "Return a JSON object: {fields_list}.",
                 "JSON please: {fields_list}."]
 
 
-def json_item(rng: random.Random, want_eval: bool):
+def json_item(rng: random.Random, want_eval: bool, made_up_names: float = 0.0):
     fields = ["name"] + rng.sample(["age", "city", "color", "score"], rng.randint(1, 2))
-    values = {"name": rng.choice(EVAL_NAMES if want_eval else NAMES), "age": rng.randint(1, 99),
+    if want_eval:
+        name = rng.choice(EVAL_NAMES)
+    else:
+        made_up = made_up_names > 0 and rng.random() < made_up_names
+        name = rng.choice(MADE_UP_NAMES if made_up else NAMES)
+    values = {"name": name, "age": rng.randint(1, 99),
               "city": rng.choice(CAPITALS)[1], "color": rng.choice(COLORS), "score": rng.randint(0, 100)}
     obj = {f: values[f] for f in fields}
 
@@ -291,9 +311,14 @@ def assistant_message(answer: str, reasoning: str | None, thinking: bool) -> dic
     return message
 
 
-def train_row(rng: random.Random) -> dict:
-    task = rng.choices(list(TRAIN_MIX), weights=list(TRAIN_MIX.values()))[0]
-    question, answer, reasoning = TASKS[task](rng, False)
+def train_row(rng: random.Random, mix: dict, copy_curriculum: float) -> dict:
+    task = rng.choices(list(mix), weights=list(mix.values()))[0]
+    if task == "lookup":
+        question, answer, reasoning = lookup_item(rng, False, short_lists=copy_curriculum)
+    elif task == "json":
+        question, answer, reasoning = json_item(rng, False, made_up_names=copy_curriculum)
+    else:
+        question, answer, reasoning = TASKS[task](rng, False)
     thinking = rng.random() < 0.75
     messages = []
     if rng.random() < 0.2:
@@ -304,6 +329,21 @@ def train_row(rng: random.Random) -> dict:
         messages += [{"role": "user", "content": q0}, {"role": "assistant", "content": a0}]
     messages += [{"role": "user", "content": question}, assistant_message(answer, reasoning, thinking)]
     return {"task": task, "messages": messages, "enable_thinking": thinking}
+
+
+def parse_mix(text: str) -> dict:
+    mix = {}
+    for part in text.split(","):
+        task, _, weight = part.partition("=")
+        if task.strip() not in TASKS:
+            raise SystemExit(f"--mix: unknown task {task.strip()!r} (tasks: {', '.join(TASKS)})")
+        try:
+            mix[task.strip()] = float(weight)
+        except ValueError:
+            raise SystemExit(f"--mix: {part!r} is not task=weight")
+    if not mix or min(mix.values()) < 0 or sum(mix.values()) <= 0:
+        raise SystemExit("--mix: weights must be non-negative with a positive sum")
+    return mix
 
 
 def eval_rows(rng: random.Random) -> list:
@@ -333,13 +373,23 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--train", type=int, default=150000, help="training conversations")
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--eval-seed", type=int, help="seed of the held-out set (default: --seed); a "
+                    "further-training corpus keeps the bundled model's eval set with a new --seed")
+    ap.add_argument("--mix", help="task weights for the training rows, e.g. "
+                    "'arithmetic=0.3,lookup=0.3,json=0.15,counting=0.1,capitals=0.07,chat=0.08' "
+                    "(default: the mix the bundled model started from)")
+    ap.add_argument("--copy-curriculum", type=float, default=0.0,
+                    help="fraction of lookup rows with short (2-19 line) lists and of JSON rows with "
+                    "made-up names, which make copying from the prompt necessary (0 = the original corpus)")
     ap.add_argument("--tokenizer-rows", type=int, default=40000,
                     help="how many training conversations go into tokenizer.txt")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
-    train = [train_row(random.Random(f"{args.seed}:train:{i}")) for i in range(args.train)]
-    evaluation = eval_rows(random.Random(f"{args.seed}:eval"))
+    mix = parse_mix(args.mix) if args.mix else TRAIN_MIX
+    train = [train_row(random.Random(f"{args.seed}:train:{i}"), mix, args.copy_curriculum)
+             for i in range(args.train)]
+    evaluation = eval_rows(random.Random(f"{args.seed if args.eval_seed is None else args.eval_seed}:eval"))
 
     # No evaluation question may occur as a training question (last user turn or earlier).
     train_questions = {m["content"] for row in train for m in row["messages"] if m["role"] == "user"}
