@@ -72,6 +72,14 @@ Scheduler::Load Scheduler::load() const {
           queueCapacity_};
 }
 
+// The slot is free before the job's client hears the end, so /health never counts a request
+// whose reply has been delivered.
+void Scheduler::release(const std::shared_ptr<Job>& job) {
+  std::lock_guard lock(mutex_);
+  const auto it = std::find(running_.begin(), running_.end(), job);
+  if (it != running_.end()) running_.erase(it);
+}
+
 void Scheduler::work() {
   std::unique_ptr<Session> session;
   while (true) {
@@ -89,22 +97,21 @@ void Scheduler::work() {
       if (job->cancelled()) {  // cancelled between leaving the queue and here
         GenerateResult skipped;
         skipped.finishReason = "cancelled";
+        release(job);
         job->finish(std::move(skipped));
-        std::lock_guard lock(mutex_);
-        running_.erase(std::find(running_.begin(), running_.end(), job));
         continue;
       }
       if (!session) session = engine_.newSession();
       GenerateResult result = session->generate(
           job->prompt(), job->options(), [&](std::string_view text) { job->appendText(text); });
+      release(job);
       job->finish(std::move(result));
     } catch (const std::exception& e) {
       // A failure part-way may leave the session's cache out of step with its tokens.
       session.reset();
+      release(job);
       job->fail(e.what());
     }
-    std::lock_guard lock(mutex_);
-    running_.erase(std::find(running_.begin(), running_.end(), job));
   }
 }
 

@@ -47,6 +47,7 @@ class Scheduler {
 
  private:
   void work();
+  void release(const std::shared_ptr<Job>& job);  // takes it off the running list
   void stopWorkers();
 
   Engine& engine_;
