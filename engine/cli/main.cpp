@@ -109,7 +109,7 @@ const std::vector<Command>& commands() {
       {"bench quality", {"json"}, strata::cli::runBenchQuality,
        R"(bench quality --model HF_DIR [--tasks FILE.jsonl] [--text-file FILE] [--tokens N]
             [--policies int8,default,...] [--limit N] [--work DIR] [--json]
-            For each quantization policy (converted into --work, default HF_DIR-quality) and
+            For each quantization policy (converted into --work, default a temporary folder) and
             both kernel paths: teacher-forced top-1 agreement with f32, perplexity on held-out
             text (--text-file, or the task set rendered with its answers) and task accuracy.)"},
       {"chat-format", {"add-generation-prompt"}, strata::cli::runChatFormat,

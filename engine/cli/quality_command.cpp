@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/work_directory.h"
 #include "commands.h"
 #include "strata/chat.h"
 #include "strata/convert.h"
@@ -89,7 +90,9 @@ int runBenchQuality(const Args& args) {
   args.allowOnly({"model", "tasks", "text-file", "policies", "tokens", "limit", "work", "json"});
   const std::filesystem::path model = args.require("model");
   const std::filesystem::path tasksFile = args.get("tasks", (model / "eval.jsonl").string());
-  const std::filesystem::path work = args.get("work", (model.parent_path() / (model.filename().string() + "-quality")).string());
+  // Converted copies go to --work (kept) or a temporary folder removed at the end.
+  const WorkDirectory scratch(args.get("work", ""), "strata-bench-quality-");
+  const std::filesystem::path work = scratch.path();
   const int maxTokens = parseInt(args.get("tokens", "2048"), "--tokens");
   const int limit = parseInt(args.get("limit", "0"), "--limit");
   const bool json = args.has("json");

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/work_directory.h"
 #include "io/container.h"
 #include "strata/chat.h"
 #include "strata/convert.h"
@@ -134,28 +135,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// A temporary folder removed when the bench ends, unless the caller named one.
-class WorkDirectory {
- public:
-  explicit WorkDirectory(const fs::path& given) : path_(given) {
-    if (path_.empty()) {
-      std::random_device rd;
-      path_ = fs::temp_directory_path() / ("strata-bench-spec-" + std::to_string(rd()));
-      owned_ = true;
-    }
-    fs::create_directories(path_);
-  }
-  ~WorkDirectory() {
-    std::error_code ec;
-    if (owned_) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-  bool owned_ = false;
-};
-
 }  // namespace
 
 std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
@@ -168,7 +147,7 @@ std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
   for (const std::string& mode : options.modes)
     if (mode != "ram" && mode != "stream") throw Error("bench spec: unknown mode '" + mode + "' (ram, stream)");
   const fs::path promptsFile = options.prompts.empty() ? options.model / "eval.jsonl" : options.prompts;
-  WorkDirectory work(options.workDirectory);
+  WorkDirectory work(options.workDirectory, "strata-bench-spec-");
   std::vector<SpecBenchRow> rows;
 
   for (const std::string& mode : options.modes) {
