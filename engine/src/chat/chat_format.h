@@ -27,4 +27,11 @@ inline constexpr std::string_view kToolResponseClose = "</tool_response>";
 // "system", "user", ... as in the OpenAI "role" field.
 std::string_view roleName(ChatRole role);
 
+// A tool's function object: {"type": "function", "function": {...}} or the function itself.
+const nlohmann::ordered_json& toolFunction(const nlohmann::ordered_json& tool);
+
+// Whether a parameter schema says "string" (alone or among its types): the template writes
+// such values raw, everything else as JSON.
+bool isStringSchema(const nlohmann::ordered_json& schema);
+
 }  // namespace strata::chat

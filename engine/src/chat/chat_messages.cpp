@@ -157,6 +157,20 @@ std::string_view roleName(ChatRole role) {
   }
   return "?";
 }
+
+const nlohmann::ordered_json& toolFunction(const nlohmann::ordered_json& tool) {
+  return tool.contains("function") && tool["function"].is_object() ? tool["function"] : tool;
+}
+
+bool isStringSchema(const nlohmann::ordered_json& schema) {
+  if (!schema.is_object() || !schema.contains("type")) return false;
+  const nlohmann::ordered_json& type = schema["type"];
+  if (type == "string") return true;
+  if (type.is_array())
+    for (const auto& t : type)
+      if (t == "string") return true;
+  return false;
+}
 }  // namespace chat
 
 std::vector<ChatMessage> parseChatMessages(const nlohmann::ordered_json& messages) {

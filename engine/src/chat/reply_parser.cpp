@@ -19,20 +19,12 @@ using chat::pythonStrip;
 bool isStringParameter(const std::vector<Json>& tools, const std::string& name,
                        const std::string& key) {
   for (const Json& tool : tools) {
-    const Json& fn =
-        tool.contains("function") && tool["function"].is_object() ? tool["function"] : tool;
+    const Json& fn = chat::toolFunction(tool);
     if (!fn.contains("name") || fn["name"] != name) continue;
     const Json::json_pointer pointer("/parameters/properties");
     if (!fn.contains(pointer) || !fn[pointer].is_object() || !fn[pointer].contains(key))
       return false;
-    const Json& schema = fn[pointer][key];
-    if (!schema.is_object() || !schema.contains("type")) return false;
-    const Json& type = schema["type"];
-    if (type == "string") return true;
-    if (type.is_array())
-      for (const Json& t : type)
-        if (t == "string") return true;
-    return false;
+    return chat::isStringSchema(fn[pointer][key]);
   }
   return false;
 }

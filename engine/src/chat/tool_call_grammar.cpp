@@ -15,26 +15,11 @@ namespace {
 using Json = nlohmann::ordered_json;
 using grammar::gbnfLiteral;
 
-const Json& functionOf(const Json& tool) {
-  return tool.contains("function") && tool["function"].is_object() ? tool["function"] : tool;
-}
-
-// The template writes string parameters raw and everything else as JSON.
-bool isStringSchema(const Json& schema) {
-  if (!schema.is_object() || !schema.contains("type")) return false;
-  const Json& type = schema["type"];
-  if (type == "string") return true;
-  if (type.is_array())
-    for (const Json& t : type)
-      if (t == "string") return true;
-  return false;
-}
-
 // One "<arg_key>key</arg_key><arg_value>value</arg_value>" for parameter `key`.
 std::string argument(const std::string& key, const Json& schema) {
   return gbnfLiteral(std::string(chat::kArgKeyOpen) + key + std::string(chat::kArgKeyClose) +
                      std::string(chat::kArgValueOpen)) +
-         (isStringSchema(schema) ? " tc-text " : " value ") + gbnfLiteral(chat::kArgValueClose);
+         (chat::isStringSchema(schema) ? " tc-text " : " value ") + gbnfLiteral(chat::kArgValueClose);
 }
 
 }  // namespace
@@ -44,7 +29,7 @@ std::string toolCallGbnf(const std::vector<Json>& tools, std::string_view onlyFu
   std::map<std::string, std::string> rules;
   std::string calls;
   for (const Json& tool : tools) {
-    const Json& fn = functionOf(tool);
+    const Json& fn = chat::toolFunction(tool);
     if (!fn.contains("name") || !fn["name"].is_string()) continue;
     const std::string name = fn["name"].get<std::string>();
     if (!onlyFunction.empty() && name != onlyFunction) continue;
