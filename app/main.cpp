@@ -10,11 +10,13 @@
 
 #include "bridge/engine_bridge.h"
 #include "chat/chat_controller.h"
+#include "settings/app_settings.h"
 #include "shell/app_controller.h"
 #include "shell/app_log.h"
 #include "shell/command_line.h"
 #include "shell/model_location.h"
 #include "shell/screenshot.h"
+#include "shell/window_memory.h"
 
 Q_IMPORT_QML_PLUGIN(Strata_CorePlugin)
 Q_IMPORT_QML_PLUGIN(StrataPlugin)
@@ -48,15 +50,27 @@ int main(int argc, char* argv[]) {
   options.defaultModelFolder =
       strata::app::bundledModelFolder(QCoreApplication::applicationDirPath());
   strata::app::AppController controller(options);
+  if (!cl.theme.isEmpty()) controller.settings()->setTheme(cl.theme);
+
+  // The window opens where it was left, but screenshots and the demo always look the same.
+  const bool rememberWindow = !cl.demo && cl.screenshotFile.isEmpty();
+  QVariantMap initial{{QStringLiteral("app"), QVariant::fromValue(&controller)}};
+  if (rememberWindow)
+    initial.insert(strata::app::restoredWindowProperties(*controller.settings(),
+                                                         strata::app::availableScreenGeometries()));
 
   QQmlApplicationEngine engine;
   engine.addImportPath(QStringLiteral("qrc:/qt/qml"));
-  engine.setInitialProperties({{QStringLiteral("app"), QVariant::fromValue(&controller)}});
+  engine.setInitialProperties(initial);
   engine.load(QUrl(QStringLiteral("qrc:/qt/qml/Strata/Main.qml")));
   auto* window = engine.rootObjects().isEmpty()
                      ? nullptr
                      : qobject_cast<QQuickWindow*>(engine.rootObjects().first());
   if (!window) return 1;
+  if (rememberWindow) {
+    auto* memory = new strata::app::WindowMemory(window, controller.settings(), window);
+    QObject::connect(&app, &QGuiApplication::aboutToQuit, memory, &strata::app::WindowMemory::save);
+  }
   if (!cl.send.isEmpty())
     QObject::connect(
         controller.engine(), &strata::app::EngineBridge::loaded, controller.chat(),

@@ -4,11 +4,13 @@ import QtQuick.Layouts
 import Strata.Core
 
 // Inside the model: the expert heatmap (layers x experts; colour = heat, stripe = tier), tier
-// gauges, cache hit rate, decode speed and speculative decoding.
+// gauges, cache hit rate, decode speed, time to first token (with the prompt's progress while it
+// is read) and speculative decoding.
 Rectangle {
     id: panel
     property TierMonitor monitor
     property SpeculationMonitor speculation
+    property PrefillMonitor prefill
     color: Theme.sidebar
 
     ColumnLayout {
@@ -19,10 +21,21 @@ Rectangle {
         Label { text: qsTr("Inside the model"); color: Theme.text; font.pixelSize: 16; font.bold: true }
 
         Row {
-            spacing: 20
+            spacing: 18
             Column {
                 Label { text: panel.monitor.tokensPerSecond.toFixed(1); color: Theme.text; font.pixelSize: 26 }
                 Label { text: qsTr("tokens/s"); color: Theme.textDim; font.pixelSize: 11 }
+            }
+            // The last reply's: from the request to its first token, the prompt's reading included.
+            Column {
+                visible: panel.prefill !== null && panel.prefill.hasTimeToFirstToken
+                Label {
+                    objectName: "timeToFirstToken"
+                    text: panel.prefill ? panel.prefill.timeToFirstTokenText : ""
+                    color: Theme.text
+                    font.pixelSize: 26
+                }
+                Label { text: qsTr("to first token"); color: Theme.textDim; font.pixelSize: 11 }
             }
             Column {
                 visible: panel.monitor.streaming
@@ -30,9 +43,36 @@ Rectangle {
                 Label { text: qsTr("cache hit rate"); color: Theme.textDim; font.pixelSize: 11 }
             }
         }
+        // While the prompt is read: its progress, in the place of the speed history below.
+        Column {
+            objectName: "prefillProgress"
+            visible: panel.prefill !== null && panel.prefill.reading
+            Layout.fillWidth: true
+            Layout.preferredHeight: 32  // the speed history's height: nothing below moves
+            spacing: 6
+            Label {
+                objectName: "prefillText"
+                text: panel.prefill ? panel.prefill.progressText : ""
+                color: Theme.text
+                font.pixelSize: 12
+            }
+            Rectangle {
+                width: parent.width
+                height: 4
+                radius: 2
+                color: Theme.surface
+                Rectangle {
+                    width: parent.width * (panel.prefill ? panel.prefill.fraction : 0)
+                    height: parent.height
+                    radius: 2
+                    color: Theme.accent
+                }
+            }
+        }
         // Decode speed, one bar per reply sample.
         Row {
             id: spark
+            visible: !(panel.prefill !== null && panel.prefill.reading)
             Layout.fillWidth: true
             height: 32
             spacing: 1

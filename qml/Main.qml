@@ -8,6 +8,10 @@ ApplicationWindow {
     required property AppController app
     width: 1360
     height: 820
+    // The side panels keep their widths and the chat column keeps room to wrap text: below about
+    // 200 px the message list relayouts without end (ChatView's follow-the-end binding).
+    minimumWidth: sidebar.Layout.minimumWidth + 1 + 360 + (inside.visible ? 1 + inside.Layout.minimumWidth : 0)
+    minimumHeight: 480
     visible: true
     title: qsTr("Strata")
     color: Theme.window
@@ -26,6 +30,11 @@ ApplicationWindow {
     palette.dark: Theme.accent       // the filled part of sliders and switches
     palette.midlight: Theme.surfaceHover  // their empty track
     palette.placeholderText: Theme.textDim
+    palette.toolTipBase: Theme.surface
+    palette.toolTipText: Theme.text
+
+    // The theme setting, live: every Theme colour follows.
+    Binding { target: Theme; property: "dark"; value: window.app.colorScheme.dark }
 
     readonly property bool modelReady: app.engine.state === EngineBridge.Ready
 
@@ -70,7 +79,7 @@ ApplicationWindow {
                 Rectangle {
                     visible: window.app.engine.state !== EngineBridge.Loading
                     width: 8; height: 8; radius: 4
-                    color: window.modelReady || window.app.demo ? "#66bb6a" : Theme.danger
+                    color: window.modelReady || window.app.demo ? Theme.good : Theme.danger
                 }
                 Label {
                     objectName: "modelStatus"
@@ -116,6 +125,7 @@ ApplicationWindow {
             Layout.fillHeight: true
             monitor: window.app.monitor
             speculation: window.app.speculation
+            prefill: window.app.prefill
         }
     }
 

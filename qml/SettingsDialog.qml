@@ -4,8 +4,8 @@ import QtQuick.Dialogs
 import QtQuick.Layouts
 import Strata.Core
 
-// Settings, saved as they change. Sampling and threads apply to the next reply, speculative
-// decoding and the local API server at once; the model folder, memory budget and KV precision
+// Settings, saved as they change. The theme, speculative decoding and the local API server
+// apply at once, sampling and threads to the next reply; the model folder, memory budget and KV precision
 // need the model reloaded (the dialog says so).
 Dialog {
     id: dialog
@@ -30,6 +30,16 @@ Dialog {
             columnSpacing: 12
             rowSpacing: 8
 
+            Caption { text: qsTr("Theme") }
+            ComboBox {
+                objectName: "themeChoice"
+                // The values AppSettings.theme takes, in the order of the labels.
+                readonly property var themes: ["system", "light", "dark"]
+                model: [qsTr("Follow the system"), qsTr("Light"), qsTr("Dark")]
+                currentIndex: Math.max(0, themes.indexOf(dialog.settings.theme))
+                onActivated: index => dialog.settings.theme = themes[index]
+                Accessible.name: qsTr("Theme: follow the system, light or dark")
+            }
             Caption { text: qsTr("Model folder") }
             RowLayout {
                 Layout.fillWidth: true

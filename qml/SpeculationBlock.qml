@@ -10,7 +10,7 @@ Column {
     readonly property int valueWidth: 58
 
     function stateColor(state) {
-        return state === "on" ? "#66bb6a" : state === "paused" ? "#fa9628" : "#464a56"
+        return state === "on" ? Theme.good : state === "paused" ? Theme.warning : Theme.inactive
     }
 
     spacing: 4
@@ -77,7 +77,7 @@ Column {
                 width: block.valueWidth
                 horizontalAlignment: Text.AlignRight
                 text: row.modelData.speedupText
-                color: row.modelData.speedup >= 1 ? "#66bb6a" : Theme.text
+                color: row.modelData.speedup >= 1 ? Theme.good : Theme.text
                 font.pixelSize: 12
             }
         }

@@ -47,6 +47,10 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new Engin
     server_ = state;
     emit serverChanged();
   });
+  connect(worker_, &EngineWorker::prefillProgress, this,
+          [this](quint64 id, qint64 done, qint64 total) {
+            if (id == lastId_) emit prefillProgress(id, done, total);
+          });
   connect(worker_, &EngineWorker::replyDelta, this,
           [this](quint64 id, const QString& text, int tokens, double rate) {
             if (id == lastId_) emit replyDelta(id, text, tokens, rate);
@@ -81,6 +85,7 @@ quint64 EngineBridge::generate(GenerateRequest request) {
   cancel_.store(false);
   request.id = ++lastId_;
   setGenerating(true);
+  emit replyStarted(request.id);
   emit requestGenerate(request);
   return request.id;
 }

@@ -64,6 +64,10 @@ class EngineBridge : public QObject {
   void loadFailed(const QString& message);
   void conversationResumed(const QString& kvFile, qint64 tokens, double milliseconds);
   void resumeFailed(const QString& kvFile, const QString& message);
+  void replyStarted(quint64 id);  // generate() asked for it
+  // While the reply's prompt is read: tokens evaluated so far (reused ones included) of
+  // `total`, at most ~20 times a second and always at total.
+  void prefillProgress(quint64 id, qint64 done, qint64 total);
   void replyDelta(quint64 id, const QString& text, int tokens, double tokensPerSecond);
   void replyFinished(const strata::app::ReplyOutcome& outcome);
   void replyFailed(quint64 id, const QString& message);

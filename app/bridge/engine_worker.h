@@ -48,6 +48,8 @@ class EngineWorker : public QObject {
   void loadFailed(const QString& message);
   void conversationResumed(const QString& kvFile, qint64 tokens, double milliseconds);
   void resumeFailed(const QString& kvFile, const QString& message);
+  // The prompt's tokens evaluated so far (reused ones included) of `total`; ends at total.
+  void prefillProgress(quint64 id, qint64 done, qint64 total);
   void replyDelta(quint64 id, const QString& text, int tokens, double tokensPerSecond);
   void replyFinished(const strata::app::ReplyOutcome& outcome);
   void replyFailed(quint64 id, const QString& message);

@@ -52,6 +52,14 @@ int AppSettings::serverPort() const {
 }
 QString AppSettings::serverApiKey() const { return get("server/apiKey", QString()).toString(); }
 int AppSettings::serverSlots() const { return std::clamp(get("server/slots", 2).toInt(), 1, 16); }
+QString AppSettings::theme() const {
+  const QString theme = get("appearance/theme", QStringLiteral("system")).toString();
+  return theme == QLatin1String("light") || theme == QLatin1String("dark")
+             ? theme
+             : QStringLiteral("system");
+}
+QRect AppSettings::windowGeometry() const { return get("window/geometry", QRect()).toRect(); }
+bool AppSettings::windowMaximized() const { return get("window/maximized", false).toBool(); }
 ServerRequest AppSettings::server() const {
   ServerRequest r;
   r.port = serverPort();
@@ -96,5 +104,13 @@ void AppSettings::setServerApiKey(const QString& v) {
 void AppSettings::setServerSlots(int v) {
   if (put("server/slots", std::clamp(v, 1, 16))) emit serverSettingsChanged();
 }
+
+void AppSettings::setTheme(const QString& v) {
+  if (v != QLatin1String("system") && v != QLatin1String("light") && v != QLatin1String("dark"))
+    return;
+  if (put("appearance/theme", v)) emit themeChanged();
+}
+void AppSettings::setWindowGeometry(const QRect& v) { put("window/geometry", v); }
+void AppSettings::setWindowMaximized(bool v) { put("window/maximized", v); }
 
 }  // namespace strata::app

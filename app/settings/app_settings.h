@@ -2,10 +2,12 @@
 // The user's settings, persisted with QSettings as they change. Threads and sampling apply to
 // the next reply, speculative decoding and the API server at once (speculationChanged,
 // serverSettingsChanged); the model folder, memory budget and KV precision need the model
-// reloaded (AppController::reloadNeeded says when).
+// reloaded (AppController::reloadNeeded says when). The theme applies at once; the window's
+// place is read at start and written on quit (WindowMemory).
 #include <QtQml/qqmlregistration.h>
 
 #include <QObject>
+#include <QRect>
 #include <QSettings>
 #include <memory>
 
@@ -35,6 +37,8 @@ class AppSettings : public QObject {
   Q_PROPERTY(int serverPort READ serverPort WRITE setServerPort NOTIFY changed)
   Q_PROPERTY(QString serverApiKey READ serverApiKey WRITE setServerApiKey NOTIFY changed)
   Q_PROPERTY(int serverSlots READ serverSlots WRITE setServerSlots NOTIFY changed)
+  // "system" (follow the desktop), "light" or "dark".
+  Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY themeChanged)
 
  public:
   // `defaultModelFolder`: what a first run opens (the bundled tiny model).
@@ -59,6 +63,10 @@ class AppSettings : public QObject {
   QString serverApiKey() const;
   int serverSlots() const;
   ServerRequest server() const;  // what the bridge starts while serverEnabled
+  QString theme() const;
+  // The main window's last normal (not maximized) geometry; invalid until one was saved.
+  QRect windowGeometry() const;
+  bool windowMaximized() const;
 
   void setModelFolder(const QString& v);
   void setThreads(int v);
@@ -75,13 +83,17 @@ class AppSettings : public QObject {
   void setServerEnabled(bool v);
   void setServerPort(int v);  // clamped to 1..65535
   void setServerApiKey(const QString& v);
-  void setServerSlots(int v);  // clamped to 1..16
+  void setServerSlots(int v);       // clamped to 1..16
+  void setTheme(const QString& v);  // anything but "system", "light" or "dark" is ignored
+  void setWindowGeometry(const QRect& v);
+  void setWindowMaximized(bool v);
 
  signals:
   void changed();
   void threadsChanged(int threads);
   void speculationChanged(const strata::app::SpeculationChoice& choice);
   void serverSettingsChanged();  // any of the four server settings
+  void themeChanged();
 
  private:
   QVariant get(const char* key, const QVariant& fallback) const;

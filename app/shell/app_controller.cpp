@@ -8,7 +8,9 @@
 #include "chat/chat_controller.h"
 #include "chat/conversation_transfer.h"
 #include "heatmap/tier_monitor.h"
+#include "prefill/prefill_monitor.h"
 #include "settings/app_settings.h"
+#include "settings/color_scheme.h"
 #include "shell/demo_content.h"
 #include "speculation/speculation_monitor.h"
 #include "store/conversation_list_model.h"
@@ -25,6 +27,8 @@ AppController::AppController(AppOptions options, QObject* parent)
   bridge_ = new EngineBridge(this);
   monitor_ = new TierMonitor(this);
   speculation_ = new SpeculationMonitor(this);
+  prefill_ = new PrefillMonitor(this);
+  colorScheme_ = new ColorScheme(settings_, this);
   bridge_->setSpeculation(settings_->speculation());  // before any model is opened
 
   store_ = std::make_unique<ConversationStore>(
@@ -55,6 +59,10 @@ AppController::AppController(AppOptions options, QObject* parent)
   connect(bridge_, &EngineBridge::tierData, monitor_, &TierMonitor::update);
   connect(bridge_, &EngineBridge::speculationData, speculation_, &SpeculationMonitor::update);
   connect(bridge_, &EngineBridge::replyFinished, speculation_, &SpeculationMonitor::setLastReply);
+  connect(bridge_, &EngineBridge::replyStarted, prefill_, &PrefillMonitor::start);
+  connect(bridge_, &EngineBridge::prefillProgress, prefill_, &PrefillMonitor::update);
+  connect(bridge_, &EngineBridge::replyFinished, prefill_, &PrefillMonitor::finish);
+  connect(bridge_, &EngineBridge::replyFailed, prefill_, &PrefillMonitor::fail);
   connect(settings_, &AppSettings::changed, this, &AppController::reloadNeededChanged);
   connect(settings_, &AppSettings::threadsChanged, bridge_, &EngineBridge::setThreads);
   connect(settings_, &AppSettings::speculationChanged, bridge_, &EngineBridge::setSpeculation);
@@ -63,7 +71,7 @@ AppController::AppController(AppOptions options, QObject* parent)
   // Before loadModel(): the worker keeps the request and starts the server once a model loads.
   if (settings_->serverEnabled()) applyServerSettings();
 
-  if (options_.demo) fillDemo(*chat_, *monitor_, *speculation_);
+  if (options_.demo) fillDemo(*chat_, *monitor_, *speculation_, *prefill_);
 }
 
 AppController::~AppController() {

@@ -1,8 +1,8 @@
 #pragma once
 // The app's root object, handed to Main.qml as its `app` property: owns the settings, the
 // conversation store, the engine bridge, the chat controller, conversation export/import, the
-// tier and speculation monitors, loads the model, and holds the one dismissable error message
-// the window shows.
+// tier, speculation and prefill monitors and the colour scheme, loads the model, and holds the
+// one dismissable error message the window shows.
 #include <QtQml/qqmlregistration.h>
 
 #include <QObject>
@@ -14,9 +14,11 @@ namespace strata::app {
 
 class AppSettings;
 class ChatController;
+class ColorScheme;
 class ConversationStore;
 class ConversationTransfer;
 class EngineBridge;
+class PrefillMonitor;
 class SpeculationMonitor;
 class TierMonitor;
 
@@ -33,7 +35,9 @@ class AppController : public QObject {
   Q_MOC_INCLUDE("chat/chat_controller.h")
   Q_MOC_INCLUDE("chat/conversation_transfer.h")
   Q_MOC_INCLUDE("heatmap/tier_monitor.h")
+  Q_MOC_INCLUDE("prefill/prefill_monitor.h")
   Q_MOC_INCLUDE("settings/app_settings.h")
+  Q_MOC_INCLUDE("settings/color_scheme.h")
   Q_MOC_INCLUDE("speculation/speculation_monitor.h")
   QML_ELEMENT
   QML_UNCREATABLE("made by main()")
@@ -43,6 +47,8 @@ class AppController : public QObject {
   Q_PROPERTY(strata::app::ConversationTransfer* transfer READ transfer CONSTANT)
   Q_PROPERTY(strata::app::TierMonitor* monitor READ monitor CONSTANT)
   Q_PROPERTY(strata::app::SpeculationMonitor* speculation READ speculation CONSTANT)
+  Q_PROPERTY(strata::app::PrefillMonitor* prefill READ prefill CONSTANT)
+  Q_PROPERTY(strata::app::ColorScheme* colorScheme READ colorScheme CONSTANT)
   Q_PROPERTY(QString errorText READ errorText NOTIFY errorChanged)
   Q_PROPERTY(bool reloadNeeded READ reloadNeeded NOTIFY reloadNeededChanged)
   Q_PROPERTY(QString modelStatus READ modelStatus NOTIFY modelStatusChanged)
@@ -59,6 +65,8 @@ class AppController : public QObject {
   ConversationTransfer* transfer() const { return transfer_; }
   TierMonitor* monitor() const { return monitor_; }
   SpeculationMonitor* speculation() const { return speculation_; }
+  PrefillMonitor* prefill() const { return prefill_; }
+  ColorScheme* colorScheme() const { return colorScheme_; }
   QString errorText() const { return error_; }
   bool reloadNeeded() const;
   QString modelStatus() const;
@@ -85,6 +93,8 @@ class AppController : public QObject {
   EngineBridge* bridge_;
   TierMonitor* monitor_;
   SpeculationMonitor* speculation_;
+  PrefillMonitor* prefill_;
+  ColorScheme* colorScheme_;
   ChatController* chat_;
   ConversationTransfer* transfer_;
   LoadRequest loaded_;  // what the current model was opened with

@@ -30,7 +30,11 @@ CommandLine parseCommandLine(const QGuiApplication& app) {
   const QCommandLineOption send(QStringLiteral("send"),
                                 QStringLiteral("Send TEXT as a message once the model is loaded."),
                                 QStringLiteral("TEXT"));
-  parser.addOptions({screenshot, after, demo, dataDir, settings, send});
+  const QCommandLineOption theme(
+      QStringLiteral("theme"),
+      QStringLiteral("Switch the theme to THEME (system, light or dark), as Settings does."),
+      QStringLiteral("THEME"));
+  parser.addOptions({screenshot, after, demo, dataDir, settings, send, theme});
   parser.process(app);
 
   CommandLine c;
@@ -46,6 +50,14 @@ CommandLine parseCommandLine(const QGuiApplication& app) {
   c.dataDir = parser.value(dataDir);
   c.settingsFile = parser.value(settings);
   c.send = parser.value(send);
+  c.theme = parser.value(theme);
+  if (parser.isSet(theme) &&
+      !QStringList{QStringLiteral("system"), QStringLiteral("light"), QStringLiteral("dark")}
+           .contains(c.theme)) {
+    std::fprintf(stderr, "strata: --theme must be system, light or dark, not '%s'\n",
+                 qPrintable(c.theme));
+    std::exit(2);
+  }
   return c;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // strata's command line: --version, --screenshot FILE --after-ms N, --demo, --data-dir DIR,
-// --settings FILE, --send TEXT.
+// --settings FILE, --send TEXT, --theme THEME.
 #include <QGuiApplication>
 #include <QString>
 
@@ -13,6 +13,7 @@ struct CommandLine {
   QString dataDir;       // empty: the platform's app data folder
   QString settingsFile;  // empty: the platform's settings location
   QString send;          // a message sent as soon as the model is loaded (reviews, screenshots)
+  QString theme;         // "system", "light" or "dark" (set as in Settings); empty: unchanged
 };
 
 // Prints help or the version and exits for --help / --version, like any Qt tool.

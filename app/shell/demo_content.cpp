@@ -8,6 +8,7 @@
 #include "chat/chat_controller.h"
 #include "chat/message_list_model.h"
 #include "heatmap/tier_monitor.h"
+#include "prefill/prefill_monitor.h"
 #include "speculation/speculation_monitor.h"
 #include "store/conversation_list_model.h"
 #include "strata/tiers.h"
@@ -74,7 +75,8 @@ SpeculationData demoSpeculation() {
 
 }  // namespace
 
-void fillDemo(ChatController& chat, TierMonitor& monitor, SpeculationMonitor& speculation) {
+void fillDemo(ChatController& chat, TierMonitor& monitor, SpeculationMonitor& speculation,
+              PrefillMonitor& prefill) {
   const qint64 now = QDateTime::currentMSecsSinceEpoch();
   chat.conversations()->setRows(
       {{4, QStringLiteral("Merge two sorted lists in C++"), now},
@@ -121,6 +123,10 @@ void fillDemo(ChatController& chat, TierMonitor& monitor, SpeculationMonitor& sp
   last.accepted = 34;
   last.tokensPerPass = static_cast<double>(last.forwards + last.accepted) / last.forwards;
   speculation.setLastReply(last);
+  last.id = 1;
+  last.prefillSeconds = 0.412;
+  prefill.start(last.id);
+  prefill.finish(last);
 }
 
 }  // namespace strata::app

@@ -1,11 +1,13 @@
 // Settings persist across restarts, out-of-range values are clamped, and the first run falls
-// back to the bundled model folder. Speculative decoding and the API server are announced as
-// they change (both are applied live).
+// back to the bundled model folder. Speculative decoding, the API server and the theme are
+// announced as they change (all are applied live); the theme setting picks the palette, "system"
+// by the desktop's window colour. The main window's place persists.
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "settings/app_settings.h"
+#include "settings/color_scheme.h"
 
 using namespace strata::app;
 
@@ -40,6 +42,68 @@ class TestAppSettings : public QObject {
     QCOMPARE(server.port, 8080);
     QCOMPARE(server.apiKey, QString());
     QCOMPARE(server.slotCount, 2);
+    // The theme follows the desktop; no window place yet.
+    QCOMPARE(s->theme(), QStringLiteral("system"));
+    QVERIFY(!s->windowGeometry().isValid());
+    QCOMPARE(s->windowMaximized(), false);
+  }
+
+  void themeSurvivesARestartAndIsAnnounced() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("s.ini"));
+    {
+      auto s = open(file);
+      QSignalSpy theme(s.get(), &AppSettings::themeChanged);
+      s->setTheme(QStringLiteral("light"));
+      QCOMPARE(theme.count(), 1);
+      QCOMPARE(s->theme(), QStringLiteral("light"));
+      s->setTheme(QStringLiteral("light"));  // unchanged: not announced again
+      s->setTheme(QStringLiteral("sepia"));  // not a theme: refused
+      QCOMPARE(theme.count(), 1);
+      QCOMPARE(s->theme(), QStringLiteral("light"));
+      s->setThinking(false);  // another setting: not a theme change
+      QCOMPARE(theme.count(), 1);
+      s->setTheme(QStringLiteral("dark"));
+      QCOMPARE(theme.count(), 2);
+    }
+    QCOMPARE(open(file)->theme(), QStringLiteral("dark"));
+    {
+      QSettings raw(file, QSettings::IniFormat);  // a value written by something else
+      raw.setValue(QStringLiteral("appearance/theme"), QStringLiteral("neon"));
+    }
+    QCOMPARE(open(file)->theme(), QStringLiteral("system"));
+  }
+
+  void themePicksThePalette() {
+    const QColor darkDesktop(QStringLiteral("#2a2a2e"));
+    const QColor lightDesktop(QStringLiteral("#efefef"));
+    QCOMPARE(themeIsDark(QStringLiteral("dark"), lightDesktop), true);
+    QCOMPARE(themeIsDark(QStringLiteral("light"), darkDesktop), false);
+    QCOMPARE(themeIsDark(QStringLiteral("system"), darkDesktop), true);
+    QCOMPARE(themeIsDark(QStringLiteral("system"), lightDesktop), false);
+    // Mid-grey desktops: by lightness, not by one channel.
+    QCOMPARE(themeIsDark(QStringLiteral("system"), QColor(0x70, 0x70, 0x70)), true);
+    QCOMPARE(themeIsDark(QStringLiteral("system"), QColor(0xa0, 0xa0, 0xa0)), false);
+  }
+
+  void windowPlaceSurvivesARestart() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("s.ini"));
+    {
+      auto s = open(file);
+      s->setWindowGeometry(QRect(-1800, 40, 1280, 900));  // a monitor left of the primary
+      s->setWindowMaximized(true);
+    }
+    auto s = open(file);
+    QCOMPARE(s->windowGeometry(), QRect(-1800, 40, 1280, 900));
+    QCOMPARE(s->windowMaximized(), true);
+    s->setWindowMaximized(false);
+    QCOMPARE(open(file)->windowMaximized(), false);
+    {
+      QSettings raw(file, QSettings::IniFormat);
+      raw.setValue(QStringLiteral("window/geometry"), QStringLiteral("not a rectangle"));
+    }
+    QVERIFY(!open(file)->windowGeometry().isValid());  // as if none was saved
   }
 
   void serverSettingsSurviveARestartAndAreAnnounced() {

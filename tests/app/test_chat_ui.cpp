@@ -3,13 +3,15 @@
 // panel's speculative decoding block shows the engine's stats, and the setting in the Settings
 // dialog switches speculation live. The sidebar's export dialog starts at the conversation's
 // title and writes the file; an import opens the new conversation. Code blocks are
-// syntax-highlighted in the theme's colours.
+// syntax-highlighted in the theme's colours, and the theme setting switches them all live. The
+// window opens where it was left.
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPalette>
 #include <QQmlApplicationEngine>
 #include <QQmlExtensionPlugin>
 #include <QQuickItem>
@@ -29,6 +31,7 @@
 #include "chat/message_list_model.h"
 #include "settings/app_settings.h"
 #include "shell/app_controller.h"
+#include "shell/window_memory.h"
 #include "speculation/speculation_monitor.h"
 #include "store/conversation_list_model.h"
 
@@ -272,11 +275,12 @@ class TestChatUi : public QObject {
   }
 
   // The demo's C++ code block: its TextEdit's document carries the highlighter's formats, in
-  // the theme's colours (the keyword colour on `return`).
+  // the theme's colours (the keyword colour on `return`), and follows a theme switch.
   void codeBlocksAreHighlighted() {
     QTemporaryDir data;
     Window w(data.path(), /*demo=*/true);
     QVERIFY(w.window);
+    w.app.settings()->setTheme(QStringLiteral("dark"));
     QVERIFY(QTest::qWaitForWindowExposed(w.window));
     QQuickItem* root = w.window->contentItem();
     QTRY_VERIFY(findItemWithText(root, QStringLiteral("codeText")));
@@ -287,16 +291,100 @@ class TestChatUi : public QObject {
     QTextDocument* doc = quickDoc->textDocument();
     QTRY_VERIFY(!doc->firstBlock().layout()->formats().isEmpty());
 
-    const QColor keyword(QStringLiteral("#c792ea"));  // Theme.codeKeyword
-    bool found = false;
-    for (QTextBlock b = doc->firstBlock(); b.isValid(); b = b.next()) {
-      const int at = b.text().indexOf(QStringLiteral("return"));
-      if (at < 0) continue;
-      for (const QTextLayout::FormatRange& r : b.layout()->formats())
-        if (at >= r.start && at < r.start + r.length)
-          found = r.format.foreground().color() == keyword;
+    auto returnColour = [doc] {
+      for (QTextBlock b = doc->firstBlock(); b.isValid(); b = b.next()) {
+        const int at = b.text().indexOf(QStringLiteral("return"));
+        if (at < 0) continue;
+        for (const QTextLayout::FormatRange& r : b.layout()->formats())
+          if (at >= r.start && at < r.start + r.length) return r.format.foreground().color();
+      }
+      return QColor();
+    };
+    QTRY_COMPARE(returnColour(), QColor(QStringLiteral("#c792ea")));  // the dark Theme.codeKeyword
+    w.app.settings()->setTheme(QStringLiteral("light"));
+    QTRY_COMPARE(returnColour(), QColor(QStringLiteral("#8232b8")));  // the light one
+  }
+
+  // Settings → Theme switches every Theme colour at once, and "Follow the system" follows the
+  // desktop's palette as it changes (Qt 6.4 has no colour scheme hint).
+  void themeSettingSwitchesColoursLive() {
+    const QColor darkWindow(QStringLiteral("#15171c")), lightWindow(QStringLiteral("#fbfbfd"));
+    const QColor darkDim(QStringLiteral("#9aa1b2")), lightDim(QStringLiteral("#586074"));
+    QTemporaryDir data;
+    Window w(data.path(), /*demo=*/true);
+    QVERIFY(w.window);
+    QVERIFY(QTest::qWaitForWindowExposed(w.window));
+    QQuickItem* status = findItem(w.window->contentItem(), QStringLiteral("modelStatus"));
+    QVERIFY(status);
+    auto statusColour = [status] { return status->property("color").value<QColor>(); };
+    // The offscreen platform's palette is light, so the default ("system") is light.
+    QCOMPARE(w.app.settings()->theme(), QStringLiteral("system"));
+    QCOMPARE(w.window->color(), lightWindow);
+    QCOMPARE(statusColour(), lightDim);
+
+    QObject* dialog = nullptr;
+    for (QObject* o : w.window->findChildren<QObject*>())
+      if (o->inherits("QQuickDialog")) dialog = o;
+    QVERIFY(dialog);
+    QMetaObject::invokeMethod(dialog, "open");
+    QTRY_VERIFY(dialog->property("opened").toBool());
+    QQuickItem* top = w.window->contentItem();
+    while (top->parentItem()) top = top->parentItem();
+    QQuickItem* choice = findItem(top, QStringLiteral("themeChoice"));
+    QVERIFY(choice);
+    QCOMPARE(choice->property("currentText").toString(), QStringLiteral("Follow the system"));
+    QVERIFY(QMetaObject::invokeMethod(choice, "activated", Q_ARG(int, 2)));
+    QCOMPARE(w.app.settings()->theme(), QStringLiteral("dark"));
+    QCOMPARE(w.window->color(), darkWindow);
+    QCOMPARE(statusColour(), darkDim);
+    QMetaObject::invokeMethod(dialog, "close");
+
+    w.app.settings()->setTheme(QStringLiteral("light"));
+    QCOMPARE(w.window->color(), lightWindow);
+    QCOMPARE(choice->property("currentText").toString(), QStringLiteral("Light"));
+
+    // Following the system: the desktop switches to a dark palette, and back.
+    w.app.settings()->setTheme(QStringLiteral("system"));
+    const QPalette desktop = QGuiApplication::palette();
+    QPalette dark = desktop;
+    dark.setColor(QPalette::Window, QColor(QStringLiteral("#202124")));
+    QGuiApplication::setPalette(dark);
+    QTRY_COMPARE(w.window->color(), darkWindow);
+    QCOMPARE(statusColour(), darkDim);
+    QGuiApplication::setPalette(desktop);
+    QTRY_COMPARE(w.window->color(), lightWindow);
+  }
+
+  // main() hands the saved window place to Main.qml as initial properties: the window opens
+  // there, and maximized when it was left so. The window is no narrower than its minimum.
+  void windowOpensWhereItWasLeft() {
+    for (const bool maximized : {false, true}) {
+      QTemporaryDir data;
+      AppController app(Window::options(data.path(), /*demo=*/true));
+      app.settings()->setWindowGeometry(QRect(40, 30, 962, 600));
+      app.settings()->setWindowMaximized(maximized);
+      // A 1600x1000 screen (the offscreen platform's is 800x600, smaller than the window).
+      QVariantMap initial = restoredWindowProperties(*app.settings(), {QRect(0, 0, 1600, 1000)});
+      initial.insert(QStringLiteral("app"), QVariant::fromValue(&app));
+      QQmlApplicationEngine engine;
+      engine.addImportPath(QStringLiteral("qrc:/qt/qml"));
+      engine.setInitialProperties(initial);
+      engine.load(QUrl(QStringLiteral("qrc:/qt/qml/Strata/Main.qml")));
+      QVERIFY(!engine.rootObjects().isEmpty());
+      auto* window = qobject_cast<QQuickWindow*>(engine.rootObjects().first());
+      QVERIFY(window);
+      QVERIFY(QTest::qWaitForWindowExposed(window));
+      if (maximized) {
+        QTRY_VERIFY(window->windowStates() & Qt::WindowMaximized);
+      } else {
+        QCOMPARE(window->size(), QSize(962, 600));
+        QCOMPARE(window->position(), QPoint(40, 30));
+        QVERIFY(!(window->windowStates() & Qt::WindowMaximized));
+        // As narrow as it goes (the window manager holds it there): the panels and a chat column
+        // of 360 px, wide enough for the message list to lay out (this loads at all).
+        QCOMPARE(window->minimumWidth(), 260 + 1 + 360 + 1 + 340);
+      }
     }
-    QVERIFY2(found, "`return` in the demo's C++ block is not in the keyword colour");
   }
 
   void sidebarExportsAndImports() {

@@ -1,6 +1,7 @@
 // The engine bridge with the bundled tiny model: a reply streams in as coalesced deltas, stop
-// works, sessions are saved and resumed, bad input gives error signals (never a crash), and the
-// speculative decoding setting reaches the engine live, with its stats published.
+// works, sessions are saved and resumed, bad input gives error signals (never a crash), the
+// speculative decoding setting reaches the engine live, with its stats published, and a long
+// prompt is read in chunks with its progress reported (Stop is seen between chunks).
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -19,6 +20,17 @@ GenerateRequest capitalQuestion(const QString& kvFile = {}) {
   r.thinking = false;
   r.temperature = 0;  // greedy: the same reply every run
   r.maxTokens = 64;
+  return r;
+}
+
+// A prompt long enough for several prefill chunks (the tiny model's context is 1024 tokens).
+GenerateRequest longQuestion() {
+  GenerateRequest r = capitalQuestion();
+  QString text;
+  for (int i = 0; i < 30; ++i)
+    text += QStringLiteral("The quick brown fox jumps over the lazy dog number %1. ").arg(i);
+  r.messages.first().content = text + QStringLiteral("What is the capital of France?");
+  r.maxTokens = 8;
   return r;
 }
 
@@ -119,6 +131,57 @@ class TestEngineBridge : public QObject {
     bridge.generate(capitalQuestion());
     QVERIFY(finished.wait(60000));
     QCOMPARE(finished.first().first().value<ReplyOutcome>().finishReason, QStringLiteral("stop"));
+  }
+
+  void longPromptReportsPrefillProgress() {
+    EngineBridge bridge;
+    QSignalSpy loaded(&bridge, &EngineBridge::loaded);
+    bridge.load(tinyModel());
+    QVERIFY(loaded.wait(60000));
+    QSignalSpy started(&bridge, &EngineBridge::replyStarted);
+    QSignalSpy progress(&bridge, &EngineBridge::prefillProgress);
+    QSignalSpy finished(&bridge, &EngineBridge::replyFinished);
+    const quint64 id = bridge.generate(longQuestion());
+    QCOMPARE(started.count(), 1);
+    QCOMPARE(started.first().first().toULongLong(), id);
+    QVERIFY(finished.wait(60000));
+    const auto outcome = finished.first().first().value<ReplyOutcome>();
+    QVERIFY2(outcome.promptTokens > 4 * 64, qPrintable(QString::number(outcome.promptTokens)));
+    QVERIFY(outcome.tokens > 0);
+    QVERIFY2(outcome.prefillSeconds > 0, "no time to first token");
+
+    // In chunks: the first report is part of the way, the last the whole prompt.
+    QVERIFY2(progress.count() >= 2, qPrintable(QString::number(progress.count())));
+    qint64 before = 0;
+    for (const auto& p : progress) {
+      QCOMPARE(p.at(0).toULongLong(), id);
+      QCOMPARE(p.at(2).toLongLong(), outcome.promptTokens);
+      QVERIFY(p.at(1).toLongLong() > before);
+      before = p.at(1).toLongLong();
+    }
+    QVERIFY(progress.first().at(1).toLongLong() < outcome.promptTokens);
+    QCOMPARE(progress.last().at(1).toLongLong(), outcome.promptTokens);
+  }
+
+  void stopIsSeenWhileThePromptIsRead() {
+    EngineBridge bridge;
+    QSignalSpy loaded(&bridge, &EngineBridge::loaded);
+    bridge.load(tinyModel());
+    QVERIFY(loaded.wait(60000));
+    QSignalSpy progress(&bridge, &EngineBridge::prefillProgress);
+    QSignalSpy finished(&bridge, &EngineBridge::replyFinished);
+    // Stop as the progress bar first moves (the tiny model reads a chunk in tens of ms or more).
+    connect(&bridge, &EngineBridge::prefillProgress, &bridge, &EngineBridge::stop);
+    bridge.generate(longQuestion());
+    QVERIFY(finished.wait(60000));
+    const auto outcome = finished.first().first().value<ReplyOutcome>();
+    QCOMPARE(outcome.finishReason, QStringLiteral("cancelled"));
+    QCOMPARE(outcome.tokens, 0);  // not one token: the rest of the prompt was never read
+    QVERIFY(!progress.isEmpty());
+    QVERIFY2(progress.last().at(1).toLongLong() < outcome.promptTokens,
+             qPrintable(QStringLiteral("read %1 of %2")
+                            .arg(progress.last().at(1).toLongLong())
+                            .arg(outcome.promptTokens)));
   }
 
   void sessionIsSavedAndResumed() {

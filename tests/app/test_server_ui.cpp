@@ -87,6 +87,7 @@ class TestServerUi : public QObject {
     AppController app(options(data.path()));
     const int port = freePort();
     app.settings()->setServerPort(port);
+    app.settings()->setTheme(QStringLiteral("dark"));  // the error colour checked below is dark's
     QQmlApplicationEngine qml;
     qml.addImportPath(QStringLiteral("qrc:/qt/qml"));
     qml.setInitialProperties({{QStringLiteral("app"), QVariant::fromValue(&app)}});
