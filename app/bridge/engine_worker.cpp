@@ -15,10 +15,10 @@ namespace {
 
 constexpr int kStatsIntervalMs = 150;  // about 7 snapshots a second while generating
 // Prompts are evaluated in chunks this long: a progress bar moves and Stop is seen between
-// them (a big model on a CPU reads a chunk in a second or two). Chunks are not free: each one
-// attends over the whole context so far, and the bridge test's 732-token prompt on the tiny
-// model (2 threads) took about twice as long in chunks of 64 as in one step.
-constexpr int kPrefillChunkTokens = 64;
+// them. Chunks are not free: each re-reads the weights (streamed experts not in the cache
+// included), and on the tiny model a 732-token prompt took about twice as long in chunks of 64
+// as in one step. 256, as the server uses: a few seconds per chunk for a big model on a CPU.
+constexpr int kPrefillChunkTokens = 256;
 constexpr int kPrefillProgressIntervalMs = 50;  // at most 20 updates a second
 
 std::filesystem::path toPath(const QString& path) {
