@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "core/median.h"
 #include "strata/tokenizer.h"
 
 namespace strata::cli {
@@ -61,12 +62,6 @@ void tokenizeJsonLines(const Tokenizer& tokenizer, const std::string& path) {
 
 double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 }  // namespace

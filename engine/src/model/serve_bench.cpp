@@ -6,14 +6,10 @@
 #include <random>
 #include <thread>
 
+#include "core/median.h"
+
 namespace strata {
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // One run: `prompts.size()` sessions generating at once; returns the wall seconds.
 double runStreams(Engine& engine, const std::vector<std::vector<int32_t>>& prompts, int tokens) {

@@ -79,11 +79,7 @@ Session::StepResult SessionImpl::appendRows(std::span<const int32_t> tokens, boo
                 " tokens; the memory plan holds a KV cache of " + std::to_string(maxTokens) +
                 " (raise the context setting or start a new conversation)");
   // Checked here, not in the shared step, so a bad id fails only this session.
-  const int vocab = transformer_.config().vocabSize;
-  for (const int32_t t : tokens)
-    if (t < 0 || t >= vocab)
-      throw Error("token id " + std::to_string(t) + " is out of range: the model's vocabulary has " +
-                  std::to_string(vocab) + " tokens");
+  transformer_.checkTokenIds(tokens);
   if (env_.batcher) {
     r = env_.batcher->run(tokens, cache_, asDecode, lastLogitsOnly);
   } else {

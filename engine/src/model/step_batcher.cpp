@@ -95,10 +95,15 @@ void StepBatcher::execute(const std::vector<Request*>& batch) {
       for (int64_t i = r->lastLogitsOnly ? n - 1 : 0; i < n; ++i) logitRows.push_back(row + i);
       row += n;
     }
-    std::vector<float> wanted(static_cast<size_t>(logitRows.size() * width));
-    for (size_t i = 0; i < logitRows.size(); ++i)
-      std::copy_n(hidden.data() + logitRows[i] * width, width, wanted.data() + i * width);
-    const std::vector<float> logits = transformer_.logits(wanted.data(), static_cast<int64_t>(logitRows.size()));
+    // Decode steps want every row: gather only when a prefill chunk wants its last row alone.
+    std::vector<float> wanted;
+    if (static_cast<int64_t>(logitRows.size()) < row) {
+      wanted.resize(static_cast<size_t>(logitRows.size() * width));
+      for (size_t i = 0; i < logitRows.size(); ++i)
+        std::copy_n(hidden.data() + logitRows[i] * width, width, wanted.data() + i * width);
+    }
+    const std::vector<float> logits = transformer_.logits(wanted.empty() ? hidden.data() : wanted.data(),
+                                                          static_cast<int64_t>(logitRows.size()));
 
     int64_t hiddenRow = 0;
     int64_t logitRow = 0;

@@ -26,15 +26,18 @@ kv::KvCache Transformer::newMtpCache(KvPrecision precision) const {
   return kv::KvCache(1, {c.kvLoraRank, c.qkRopeHeadDim, c.indexHeadDim}, precision);
 }
 
+void Transformer::checkTokenIds(std::span<const int32_t> tokens) const {
+  for (const int32_t t : tokens)
+    if (t < 0 || t >= config().vocabSize)
+      throw Error("token id " + std::to_string(t) + " is out of range: the model's vocabulary has " +
+                  std::to_string(config().vocabSize) + " tokens");
+}
+
 std::vector<float> Transformer::embed(std::span<const int32_t> tokens) const {
+  checkTokenIds(tokens);
   const int64_t hidden = config().hiddenSize;
   std::vector<float> x(tokens.size() * static_cast<size_t>(hidden));
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 0 || tokens[i] >= config().vocabSize)
-      throw Error("token id " + std::to_string(tokens[i]) + " is out of range: the model's vocabulary has " +
-                  std::to_string(config().vocabSize) + " tokens");
-    weights_.embedTokens.row(tokens[i], x.data() + i * hidden);
-  }
+  for (size_t i = 0; i < tokens.size(); ++i) weights_.embedTokens.row(tokens[i], x.data() + i * hidden);
   return x;
 }
 

@@ -47,6 +47,8 @@ class Transformer {
                                 kv::KvCache& mtpCache) const;
 
   const ModelConfig& config() const { return context_.config; }
+  // Throws strata::Error naming the first id outside the vocabulary.
+  void checkTokenIds(std::span<const int32_t> tokens) const;
 
  private:
   // `next`: the following MoE layer (its experts are prefetched), or nullptr.

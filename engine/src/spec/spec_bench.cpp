@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/median.h"
 #include "core/work_directory.h"
 #include "io/container.h"
 #include "strata/chat.h"
@@ -128,12 +129,6 @@ DrafterStats totals(const Engine& engine, const std::string& drafter) {
   return sum;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 
