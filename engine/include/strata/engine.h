@@ -15,6 +15,7 @@
 #include "strata/error.h"
 #include "strata/grammar.h"
 #include "strata/kv_precision.h"
+#include "strata/routing.h"
 #include "strata/sampling.h"
 #include "strata/speculation.h"
 #include "strata/tiers.h"
@@ -172,8 +173,12 @@ class Engine {
   virtual std::unique_ptr<Session> resumeSession(const std::filesystem::path& file) = 0;
 
   // Expert tiers: heat, tier of every expert, counters, memory. Cheap (poll it 10 times a
-  // second); streaming is false when every expert is simply resident.
+  // second); streaming is false when every expert is simply resident (then the heat is
+  // routingSnapshot()'s and every tier is Ram).
   virtual TierSnapshot tierSnapshot() const = 0;
+  // Router choices: decayed heat per expert and the latest tokens' experts with their gate
+  // weights. Cheap enough to poll 10 times a second.
+  virtual RoutingSnapshot routingSnapshot() const = 0;
   // Live retune while sessions run (ignored when not streaming, but threads always apply).
   virtual void retune(const TierTuning& tuning) = 0;
   virtual void setThreads(int threads) = 0;

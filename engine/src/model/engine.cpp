@@ -9,6 +9,7 @@
 #include "io/safetensors.h"
 #include "model/config.h"
 #include "model/fingerprint.h"
+#include "model/routing_recorder.h"
 #include "model/session.h"
 #include "model/transformer.h"
 #include "model/weights.h"
@@ -21,6 +22,14 @@ namespace strata {
 namespace {
 
 using model::Transformer;
+
+// The main model's MoE layers (the MTP layer's routing is a draft's, not the reply's).
+std::vector<int> moeLayers(const model::ModelConfig& c) {
+  std::vector<int> layers;
+  for (int i = 0; i < c.numHiddenLayers; ++i)
+    if (c.layerIsMoe[static_cast<size_t>(i)]) layers.push_back(i);
+  return layers;
+}
 
 model::ForwardOptions forwardOptions(const EngineSettings& s) {
   model::ForwardOptions o;
@@ -120,6 +129,9 @@ class EngineImpl final : public Engine {
     transformer_ = std::make_unique<Transformer>(config_, weights_, *experts_,
                                                  forwardOptions(settings),
                                                  kernelConfig(settings.kernelPath));
+    routing_ = std::make_unique<model::RoutingRecorder>(moeLayers(config_), config_.nRoutedExperts,
+                                                        config_.numExpertsPerTok);
+    transformer_->setRoutingRecorder(routing_.get());
 
     info_.directory = dir;
     info_.vocabSize = config_.vocabSize;
@@ -170,10 +182,22 @@ class EngineImpl final : public Engine {
   }
 
   TierSnapshot tierSnapshot() const override {
-    TierSnapshot snap = store_ ? store_->snapshot() : TierSnapshot{};
+    TierSnapshot snap;
+    if (store_) {
+      snap = store_->snapshot();
+    } else {  // every expert resident: the router's heat, all in RAM
+      RoutingSnapshot routing = routing_->snapshot();
+      snap.layers = std::move(routing.layers);
+      snap.expertsPerLayer = routing.expertsPerLayer;
+      snap.heat = std::move(routing.heat);
+      snap.tiers.assign(snap.heat.size(), ExpertTier::Ram);
+      snap.counters.steps = routing.steps;
+    }
     snap.residentBytes = info_.residentBytes;  // with every expert when they are all resident
     return snap;
   }
+
+  RoutingSnapshot routingSnapshot() const override { return routing_->snapshot(); }
 
   void retune(const TierTuning& tuning) override {
     if (store_) store_->retune(tuning);
@@ -226,6 +250,7 @@ class EngineImpl final : public Engine {
   std::filesystem::path historyPath_;
   std::atomic<int> threads_;
   std::unique_ptr<Transformer> transformer_;
+  std::unique_ptr<model::RoutingRecorder> routing_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<model::PrefixCache> prefixes_;
   std::unique_ptr<model::StepBatcher> batcher_;

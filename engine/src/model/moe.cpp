@@ -164,13 +164,13 @@ std::vector<int> predictExperts(const ModelConfig& c, const LayerWeights& later,
   return experts;
 }
 
-void runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& experts,
+std::vector<RoutingDecision> runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& experts,
             const float* x, int64_t count, float* out, const LayerWeights* next,
             const float* residual) {
   const ModelConfig& c = ctx.config;
   if (!layer.isMoe) {
     feedForward(layer.dense, x, count, out, ctx.kernels);
-    return;
+    return {};
   }
   const std::vector<RoutingDecision> routes = routeRows(c, layer.router, x, count);
   std::fill(out, out + count * c.hiddenSize, 0.0f);
@@ -187,6 +187,7 @@ void runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& ex
   };
   runExperts(ctx, layer.index, experts, routes, x, count, out, whileReading);
   for (size_t i = 0; i < shared.size(); ++i) out[i] += shared[i];
+  return routes;
 }
 
 }  // namespace strata::model

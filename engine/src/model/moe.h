@@ -32,7 +32,8 @@ std::vector<int> predictExperts(const ModelConfig& config, const LayerWeights& l
 
 // out[count x H] = MLP(x); MoE layers look routed experts up in `experts`. `next`, when given,
 // is the next MoE layer: while this layer's experts compute, its predicted experts are read.
-void runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& experts,
+// Returns each row's routing (empty for a dense layer).
+std::vector<RoutingDecision> runMlp(const ModelContext& ctx, const LayerWeights& layer, ExpertSource& experts,
             const float* x, int64_t count, float* out, const LayerWeights* next = nullptr,
             const float* residual = nullptr);
 

@@ -5,6 +5,7 @@
 #include "kernels/matmul.h"
 #include "model/attention.h"
 #include "model/moe.h"
+#include "model/routing_recorder.h"
 #include "strata/error.h"
 
 namespace strata::model {
@@ -42,7 +43,7 @@ std::vector<float> Transformer::embed(std::span<const int32_t> tokens) const {
 }
 
 // §3.1: a = x + Attn(RMSNorm_in(x)); out = a + MLP(RMSNorm_post(a)).
-void Transformer::decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x,
+std::vector<RoutingDecision> Transformer::decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x,
                                int64_t rows, const std::vector<SequenceStep>& sequences) const {
   const ModelConfig& c = config();
   const int64_t hidden = c.hiddenSize;
@@ -58,8 +59,10 @@ void Transformer::decoderLayer(const LayerWeights& layer, const LayerWeights* ne
   for (int64_t s = 0; s < rows; ++s)
     rmsNorm(x + s * hidden, layer.postAttentionNorm.data(), hidden, c.rmsNormEps,
             normed.data() + s * hidden);
-  runMlp(context_, layer, experts_, normed.data(), rows, delta.data(), next, x);
+  std::vector<RoutingDecision> routes =
+      runMlp(context_, layer, experts_, normed.data(), rows, delta.data(), next, x);
   for (size_t i = 0; i < size; ++i) x[i] += delta[i];
+  return routes;
 }
 
 std::vector<float> Transformer::forward(std::span<const int32_t> tokens, kv::KvCache& cache,
@@ -81,6 +84,7 @@ std::vector<float> Transformer::forward(std::span<const SequenceInput> sequences
   // IndexShare: each sequence's key sets, threaded from full layers to shared ones.
   std::vector<std::vector<KeySelection>> selections(sequences.size());
   const auto& layers = weights_.layers;
+  std::vector<std::vector<RoutingDecision>> routes;  // per MoE layer, for the recorder
   for (size_t i = 0; i < layers.size(); ++i) {
     std::vector<SequenceStep> steps;
     int64_t firstRow = 0;
@@ -90,9 +94,11 @@ std::vector<float> Transformer::forward(std::span<const SequenceInput> sequences
     }
     // The next layer's experts are predicted and prefetched while this one computes.
     const LayerWeights* next = i + 1 < layers.size() && layers[i + 1].isMoe ? &layers[i + 1] : nullptr;
-    decoderLayer(layers[i], next, x.data(), rows, steps);
+    std::vector<RoutingDecision> layerRoutes = decoderLayer(layers[i], next, x.data(), rows, steps);
+    if (recorder_ && layers[i].isMoe) routes.push_back(std::move(layerRoutes));
   }
   for (size_t k = 0; k < sequences.size(); ++k) sequences[k].cache->commit(batches[k].count);
+  if (recorder_) recorder_->record(tokens, routes);
 
   for (int64_t s = 0; s < rows; ++s) {
     float* row = x.data() + s * c.hiddenSize;

@@ -6,6 +6,7 @@
 
 #include "kv/kv_cache.h"
 #include "model/layer_context.h"
+#include "model/moe.h"
 #include "model/weights.h"
 
 namespace strata::model {
@@ -17,6 +18,8 @@ struct SequenceInput {
   kv::KvCache* cache = nullptr;
   bool asDecode = false;  // as forward()'s asDecode
 };
+
+class RoutingRecorder;
 
 class Transformer {
  public:
@@ -47,18 +50,22 @@ class Transformer {
                                 kv::KvCache& mtpCache) const;
 
   const ModelConfig& config() const { return context_.config; }
+  // Every main-model step's routing goes to `recorder` (nullptr: none). Set before decoding.
+  void setRoutingRecorder(RoutingRecorder* recorder) { recorder_ = recorder; }
   // Throws strata::Error naming the first id outside the vocabulary.
   void checkTokenIds(std::span<const int32_t> tokens) const;
 
  private:
-  // `next`: the following MoE layer (its experts are prefetched), or nullptr.
-  void decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x, int64_t rows,
+  // `next`: the following MoE layer (its experts are prefetched), or nullptr. Returns the MLP's
+  // routing of each row (empty for a dense layer).
+  std::vector<RoutingDecision> decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x, int64_t rows,
                     const std::vector<SequenceStep>& sequences) const;
   std::vector<float> embed(std::span<const int32_t> tokens) const;
 
   ModelContext context_;
   const ModelWeights& weights_;
   ExpertSource& experts_;
+  RoutingRecorder* recorder_ = nullptr;
 };
 
 }  // namespace strata::model
