@@ -30,6 +30,15 @@ void runSteps(strata::Session& session) {
   for (int32_t t : kDecoded) session.append(std::vector<int32_t>{t});
 }
 
+// Records a step of one conversation (`sequence`) whose rows start at `start`.
+void record(RoutingRecorder& r, const void* sequence, int64_t start, const std::vector<int32_t>& tokens,
+            const std::vector<std::vector<RoutingDecision>>& routes) {
+  const std::vector<const void*> sequences(tokens.size(), sequence);
+  std::vector<int64_t> positions(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) positions[i] = start + static_cast<int64_t>(i);
+  r.record(tokens, sequences, positions, routes);
+}
+
 std::set<int> layerExperts(const strata::RoutedToken& t, size_t layer, int perToken) {
   const auto first = t.experts.begin() + static_cast<std::ptrdiff_t>(layer * perToken);
   return {first, first + perToken};
@@ -47,10 +56,12 @@ class TestRouting : public QObject {
 
   void recorderCountsAnExpertOncePerStepAndDecays() {
     RoutingRecorder recorder({1}, 4, 2);
+    const int conversation = 0;
+    const void* seq = &conversation;
     // Two rows both choosing expert 1: heat 1, not 2.
     const RoutingDecision a{{1, 2}, {0.4f, 0.6f}};
     const RoutingDecision b{{3, 1}, {0.7f, 0.3f}};
-    recorder.record(std::vector<int32_t>{5, 6}, {{a, b}});
+    record(recorder, seq, 0, {5, 6}, {{a, b}});
     strata::RoutingSnapshot s = recorder.snapshot();
     QCOMPARE(s.steps, int64_t{1});
     QCOMPARE(s.heat, (std::vector<float>{0, 1, 1, 1}));
@@ -58,10 +69,11 @@ class TestRouting : public QObject {
     QCOMPARE(s.trail[0].experts, (std::vector<int>{2, 1}));  // by descending weight
     QCOMPARE(s.trail[0].weights, (std::vector<float>{0.6f, 0.4f}));
     QCOMPARE(s.trail[1].token, 6);
+    QCOMPARE(s.trail[1].position, int64_t{1});
 
     // 32 steps without expert 1: half its heat; expert 3 used again: decayed + 1.
-    for (int i = 0; i < 31; ++i) recorder.record({}, {{}});
-    recorder.record(std::vector<int32_t>{9}, {{RoutingDecision{{3, 0}, {0.5f, 0.5f}}}});
+    for (int i = 0; i < 31; ++i) record(recorder, seq, 2, {}, {{}});
+    record(recorder, seq, 2, {9}, {{RoutingDecision{{3, 0}, {0.5f, 0.5f}}}});
     s = recorder.snapshot();
     QCOMPARE(s.steps, int64_t{33});
     QVERIFY(std::abs(s.heat[1] - 0.5f) < 1e-5f);
@@ -72,14 +84,31 @@ class TestRouting : public QObject {
     std::vector<int32_t> tokens(20);
     std::vector<RoutingDecision> rows(20, a);
     for (int i = 0; i < 20; ++i) tokens[i] = 100 + i;
-    recorder.record(tokens, {rows});
+    record(recorder, seq, 3, tokens, {rows});
     s = recorder.snapshot();
     QCOMPARE(s.trail.size(), RoutingRecorder::kTrailLength);
     QCOMPARE(s.trail.front().token, 104);
     QCOMPARE(s.trail.back().token, 119);
+    QCOMPARE(s.trail.back().position, int64_t{22});
 
-    QVERIFY_THROWS_EXCEPTION(std::exception, recorder.record(std::vector<int32_t>{1}, {{a}, {a}}));
-    QVERIFY_THROWS_EXCEPTION(std::exception, recorder.record(std::vector<int32_t>{1, 2}, {{a}}));
+    QVERIFY_THROWS_EXCEPTION(std::exception, record(recorder, seq, 0, {1}, {{a}, {a}}));
+    QVERIFY_THROWS_EXCEPTION(std::exception, record(recorder, seq, 0, {1, 2}, {{a}}));
+  }
+
+  // A conversation cut back (rejected drafts, an edit) takes its later rows out of the trail,
+  // and only its own; the heat keeps them.
+  void forgetRemovesOnlyThatConversationsLaterRows() {
+    RoutingRecorder recorder({1}, 4, 2);
+    const int one = 0, two = 0;
+    const RoutingDecision a{{1, 2}, {0.5f, 0.5f}};
+    record(recorder, &one, 10, {1, 2, 3}, {{a, a, a}});
+    record(recorder, &two, 10, {7, 8}, {{a, a}});
+    recorder.forget(&one, 11);
+    const strata::RoutingSnapshot s = recorder.snapshot();
+    std::vector<int32_t> left;
+    for (const strata::RoutedToken& t : s.trail) left.push_back(t.token);
+    QCOMPARE(left, (std::vector<int32_t>{1, 7, 8}));
+    QVERIFY(s.heat[1] > 1.9f);  // two steps used expert 1
   }
 
   // A model with every expert resident: the trail is the rows fed, each MoE layer routes to
@@ -110,6 +139,7 @@ class TestRouting : public QObject {
     for (size_t i = 0; i < fed.size(); ++i) {
       const strata::RoutedToken& t = s.trail[i];
       QCOMPARE(t.token, fed[i]);
+      QCOMPARE(t.position, static_cast<int64_t>(i));
       QCOMPARE(t.step, i < kPrompt.size() ? int64_t{0} : static_cast<int64_t>(i - kPrompt.size() + 1));
       QCOMPARE(t.experts.size(), s.layers.size() * perToken);
       auto& used = usedByStep[t.step];
@@ -145,6 +175,33 @@ class TestRouting : public QObject {
     QCOMPARE(tiers.tiers.size(), s.heat.size());
     QVERIFY(std::all_of(tiers.tiers.begin(), tiers.tiers.end(),
                         [](strata::ExpertTier t) { return t == strata::ExpertTier::Ram; }));
+  }
+
+  // With speculative decoding the verify passes compute draft rows that may be rejected; the
+  // trail keeps only what the conversation holds: its latest tokens, at their positions.
+  void trailHoldsOnlyTheConversationsTokens() {
+    strata::EngineSettings settings;
+    settings.speculation.mtp = settings.speculation.ngram = strata::DrafterMode::On;
+    auto engine = strata::Engine::open(fs::path(STRATA_RESOURCES_DIR) / "models" / "strata-tiny", settings);
+    auto session = engine->newSession();
+    const std::vector<int32_t> prompt = engine->tokenizer()->encode(
+        "[gMASK]<sop><|user|>Count the letters in banana.<|assistant|><think>");
+    strata::GenerateOptions options;
+    options.sampling.temperature = 0;
+    options.maxNewTokens = 24;
+    options.ignoreEos = true;
+    const strata::GenerateResult result = session->generate(prompt, options);
+    QVERIFY(result.speculation.drafted > result.speculation.accepted);  // some drafts were rejected
+
+    const strata::RoutingSnapshot s = engine->routingSnapshot();
+    const std::vector<int32_t>& held = session->tokens();
+    QCOMPARE(s.trail.size(), RoutingRecorder::kTrailLength);
+    QCOMPARE(s.trail.back().position, static_cast<int64_t>(held.size()) - 1);
+    for (size_t i = 0; i < s.trail.size(); ++i) {
+      const strata::RoutedToken& t = s.trail[i];
+      QCOMPARE(t.position, s.trail.back().position - static_cast<int64_t>(s.trail.size() - 1 - i));
+      QCOMPARE(t.token, held[static_cast<size_t>(t.position)]);
+    }
   }
 
   // Streaming: the experts each decode step's trail row names are exactly the ones the store

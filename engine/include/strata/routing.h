@@ -10,6 +10,7 @@ namespace strata {
 // One token row of a forward step and the experts every MoE layer sent it to.
 struct RoutedToken {
   int32_t token = 0;          // the row's input token
+  int64_t position = 0;       // its position in its conversation
   int64_t step = 0;           // the forward step that computed it (RoutingSnapshot::steps counts them)
   std::vector<int> experts;   // [layers x expertsPerToken], each layer's by descending gate weight
   std::vector<float> weights; // their gate weights (normalized and scaled, as the MoE applies them)
@@ -23,8 +24,9 @@ struct RoutingSnapshot {
   // [layers x expertsPerLayer]: steps that used the expert, decayed with a half-life of 32
   // steps (an expert used by several rows of one step counts once, as in TierSnapshot).
   std::vector<float> heat;
-  // The latest token rows, oldest first (at most 16). Rows of every step count: prompt rows,
-  // speculative draft rows (also rejected ones) and rows of other sessions batched with it.
+  // The latest token rows, oldest first (at most 16): prompt and reply tokens, also of other
+  // sessions batched in the same steps. Rows that leave their conversation (rejected
+  // speculative drafts, an edit's cut) leave the trail; the heat keeps them (they were computed).
   std::vector<RoutedToken> trail;
 };
 

@@ -22,7 +22,8 @@ RoutingRecorder::RoutingRecorder(std::vector<int> moeLayers, int expertsPerLayer
   lastUse_.assign(cells, -1);
 }
 
-void RoutingRecorder::record(std::span<const int32_t> tokens,
+void RoutingRecorder::record(std::span<const int32_t> tokens, std::span<const void* const> sequences,
+                             std::span<const int64_t> positions,
                              const std::vector<std::vector<RoutingDecision>>& routes) {
   const size_t layers = state_.layers.size();
   const int experts = state_.expertsPerLayer;
@@ -30,6 +31,8 @@ void RoutingRecorder::record(std::span<const int32_t> tokens,
   if (routes.size() != layers)
     throw Error("routing recorder: a step has " + std::to_string(routes.size()) + " MoE layers, the model " +
                 std::to_string(layers));
+  if (sequences.size() != tokens.size() || positions.size() != tokens.size())
+    throw Error("routing recorder: rows, sequences and positions differ in number");
   for (const std::vector<RoutingDecision>& layer : routes)
     if (layer.size() != tokens.size())
       throw Error("routing recorder: a layer routed " + std::to_string(layer.size()) + " rows of a " +
@@ -51,6 +54,7 @@ void RoutingRecorder::record(std::span<const int32_t> tokens,
   for (size_t row = rows > kTrailLength ? rows - kTrailLength : 0; row < rows; ++row) {
     RoutedToken t;
     t.token = tokens[row];
+    t.position = positions[row];
     t.step = step;
     t.experts.reserve(layers * static_cast<size_t>(perToken));
     t.weights.reserve(layers * static_cast<size_t>(perToken));
@@ -64,15 +68,20 @@ void RoutingRecorder::record(std::span<const int32_t> tokens,
         t.weights.push_back(d.weights[i]);
       }
     }
-    trail_.push_back(std::move(t));
+    trail_.push_back({sequences[row], std::move(t)});
     if (trail_.size() > kTrailLength) trail_.pop_front();
   }
+}
+
+void RoutingRecorder::forget(const void* sequence, int64_t length) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(trail_, [&](const TrailRow& r) { return r.sequence == sequence && r.token.position >= length; });
 }
 
 RoutingSnapshot RoutingRecorder::snapshot() const {
   std::lock_guard lock(mutex_);
   RoutingSnapshot snap = state_;
-  snap.trail.assign(trail_.begin(), trail_.end());
+  for (const TrailRow& r : trail_) snap.trail.push_back(r.token);
   return snap;
 }
 

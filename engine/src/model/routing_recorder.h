@@ -19,14 +19,22 @@ class RoutingRecorder {
 
   RoutingRecorder(std::vector<int> moeLayers, int expertsPerLayer, int expertsPerToken);
 
-  // One forward step: `routes[k][row]` is MoE layer k's decision for row `row` of `tokens`.
-  void record(std::span<const int32_t> tokens, const std::vector<std::vector<RoutingDecision>>& routes);
+  // One forward step: `routes[k][row]` is MoE layer k's decision for row `row` of `tokens`;
+  // the row is at `positions[row]` of the conversation `sequences[row]` identifies (its KV cache).
+  void record(std::span<const int32_t> tokens, std::span<const void* const> sequences,
+              std::span<const int64_t> positions, const std::vector<std::vector<RoutingDecision>>& routes);
+  // The conversation `sequence` was cut to `length` tokens: its later rows leave the trail.
+  void forget(const void* sequence, int64_t length);
   RoutingSnapshot snapshot() const;
 
  private:
   mutable std::mutex mutex_;
   RoutingSnapshot state_;  // trail kept in trail_ instead
-  std::deque<RoutedToken> trail_;
+  struct TrailRow {
+    const void* sequence;
+    RoutedToken token;
+  };
+  std::deque<TrailRow> trail_;
   std::vector<int64_t> lastUse_;  // [layers x experts]: the step that last used it (dedupe)
 };
 

@@ -111,6 +111,7 @@ std::vector<float> SessionImpl::appendMtp(std::span<const float> hidden,
 void SessionImpl::truncate(int64_t tokens) {
   tokens = std::max<int64_t>(tokens, 0);
   cache_.truncate(tokens);
+  transformer_.forgetRouting(cache_, tokens);
   if (mtp_) mtp_->truncate(tokens);
   if (tokens < static_cast<int64_t>(tokens_.size())) tokens_.resize(static_cast<size_t>(tokens));
 }

@@ -98,13 +98,26 @@ std::vector<float> Transformer::forward(std::span<const SequenceInput> sequences
     if (recorder_ && layers[i].isMoe) routes.push_back(std::move(layerRoutes));
   }
   for (size_t k = 0; k < sequences.size(); ++k) sequences[k].cache->commit(batches[k].count);
-  if (recorder_) recorder_->record(tokens, routes);
+  if (recorder_) {
+    std::vector<const void*> rowSequence;
+    std::vector<int64_t> rowPosition;
+    for (size_t k = 0; k < sequences.size(); ++k)
+      for (int64_t r = 0; r < batches[k].count; ++r) {
+        rowSequence.push_back(sequences[k].cache);
+        rowPosition.push_back(batches[k].position(r));
+      }
+    recorder_->record(tokens, rowSequence, rowPosition, routes);
+  }
 
   for (int64_t s = 0; s < rows; ++s) {
     float* row = x.data() + s * c.hiddenSize;
     rmsNorm(row, weights_.finalNorm.data(), c.hiddenSize, c.rmsNormEps, row);
   }
   return x;
+}
+
+void Transformer::forgetRouting(const kv::KvCache& cache, int64_t length) const {
+  if (recorder_) recorder_->forget(&cache, length);
 }
 
 std::vector<float> Transformer::logits(const float* normedHidden, int64_t rows) const {

@@ -52,6 +52,8 @@ class Transformer {
   const ModelConfig& config() const { return context_.config; }
   // Every main-model step's routing goes to `recorder` (nullptr: none). Set before decoding.
   void setRoutingRecorder(RoutingRecorder* recorder) { recorder_ = recorder; }
+  // `cache`'s conversation was cut to `length` tokens: the recorder's trail forgets the rest.
+  void forgetRouting(const kv::KvCache& cache, int64_t length) const;
   // Throws strata::Error naming the first id outside the vocabulary.
   void checkTokenIds(std::span<const int32_t> tokens) const;
 
