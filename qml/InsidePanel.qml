@@ -3,12 +3,14 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Strata.Core
 
-// Inside the model: the expert heatmap (layers x experts; colour = heat, stripe = tier), tier
-// gauges, cache hit rate, decode speed, time to first token (with the prompt's progress while it
-// is read) and speculative decoding.
+// Inside the model: the expert heatmap (layers x experts; colour = heat, stripe = tier) with the
+// routing view (the experts the latest token, or a held one, chose are marked; the last tokens
+// are chips below), tier gauges, cache hit rate, decode speed, time to first token (with the
+// prompt's progress while it is read) and speculative decoding.
 Rectangle {
     id: panel
     property TierMonitor monitor
+    property RoutingMonitor routing
     property SpeculationMonitor speculation
     property PrefillMonitor prefill
     color: Theme.sidebar
@@ -99,9 +101,9 @@ Rectangle {
         }
 
         Label {
-            text: panel.monitor.hasHeat
-                  ? qsTr("Experts: %1 layers × %2").arg(heatmap.layers).arg(heatmap.experts)
-                  : qsTr("Experts")
+            text: !panel.monitor.hasHeat ? qsTr("Experts")
+                  : panel.monitor.streaming ? qsTr("Experts: %1 layers × %2").arg(heatmap.layers).arg(heatmap.experts)
+                  : qsTr("Experts: %1 layers × %2, all in RAM").arg(heatmap.layers).arg(heatmap.experts)
             color: Theme.textDim
             font.pixelSize: 12
         }
@@ -118,6 +120,7 @@ Rectangle {
                 anchors.fill: parent
                 anchors.margins: 1
                 monitor: panel.monitor
+                routing: panel.routing
                 visible: panel.monitor.hasHeat
                 HoverHandler { id: heatHover }
                 ToolTip.visible: heatHover.hovered && tip.length > 0
@@ -125,8 +128,10 @@ Rectangle {
                 property string tip: {
                     const c = heatHover.hovered ? cellAt(heatHover.point.position.x, heatHover.point.position.y) : {}
                     if (c.layer === undefined) return ""
+                    const chosen = c.weight === undefined ? ""
+                        : qsTr("\ngate %1, #%2 for “%3”").arg(c.weight.toFixed(3)).arg(c.rank).arg(c.token)
                     return qsTr("layer %1 · expert %2 · heat %3%4").arg(c.layer).arg(c.expert)
-                        .arg(c.heat.toFixed(2)).arg(c.tier ? " · " + c.tier : "")
+                        .arg(c.heat.toFixed(2)).arg(c.tier ? " · " + c.tier : "") + chosen
                 }
             }
             Label {
@@ -137,7 +142,75 @@ Rectangle {
                 horizontalAlignment: Text.AlignHCenter
                 verticalAlignment: Text.AlignVCenter
                 color: Theme.textDim
-                text: qsTr("All experts resident: this model is loaded whole (no memory budget), so no expert streams from disk. Set a memory budget for a converted model in Settings to watch experts move between tiers.")
+                text: qsTr("The expert heatmap appears when a Mixture-of-Experts model is loaded.")
+            }
+        }
+        // Routing view: the latest tokens, newest on the right; the heatmap marks the experts of
+        // the highlighted one. A click holds a token while the reply goes on.
+        ColumnLayout {
+            objectName: "routingView"
+            visible: panel.monitor.hasHeat && panel.routing !== null && panel.routing.tokens.length > 0
+            Layout.fillWidth: true
+            spacing: 4
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    Layout.fillWidth: true
+                    text: panel.routing && !panel.routing.following
+                          ? qsTr("■ experts chosen for “%1” (held)").arg(panel.routing.shownText)
+                          : qsTr("■ experts chosen for the latest token")
+                    color: Theme.textDim
+                    font.pixelSize: 11
+                    elide: Text.ElideRight
+                }
+                TextButton {
+                    objectName: "followLatest"
+                    visible: panel.routing !== null && !panel.routing.following
+                    text: qsTr("Follow latest")
+                    padding: 0
+                    font.pixelSize: 11
+                    onClicked: panel.routing.follow()
+                }
+            }
+            Item {
+                Layout.fillWidth: true
+                Layout.preferredHeight: 20
+                clip: true
+                Row {
+                    id: trail
+                    objectName: "routingTrail"
+                    // Right-aligned: when the chips are wider than the panel the oldest go.
+                    x: parent.width - width
+                    spacing: 3
+                    Repeater {
+                        model: panel.routing ? panel.routing.tokens : []
+                        delegate: Rectangle {
+                            id: chip
+                            required property int index
+                            required property string modelData
+                            readonly property bool shown: index === panel.routing.shownIndex
+                            width: chipText.implicitWidth + 10
+                            height: 20
+                            radius: 4
+                            color: shown ? Theme.accent : Theme.surface
+                            Accessible.role: Accessible.Button
+                            Accessible.name: qsTr("Show the experts of token %1").arg(modelData)
+                            Label {
+                                id: chipText
+                                anchors.centerIn: parent
+                                text: chip.modelData
+                                font.family: Theme.mono
+                                font.pixelSize: 11
+                                color: chip.shown ? Theme.accentText : Theme.text
+                            }
+                            MouseArea {
+                                anchors.fill: parent
+                                cursorShape: Qt.PointingHandCursor
+                                onClicked: panel.routing.hold(chip.index)
+                            }
+                        }
+                    }
+                }
             }
         }
         // Legend: heat ramp, then the tier stripe colours.
@@ -162,7 +235,8 @@ Rectangle {
                 Label { text: qsTr("hot"); color: Theme.textDim; font.pixelSize: 11 }
             }
             Repeater {
-                model: [["#b388ff", qsTr("pinned")], ["#66bb6a", qsTr("RAM")], ["#4dd0e1", qsTr("loading")], ["#464a56", qsTr("disk")]]
+                model: panel.monitor.streaming ? tierLegend : []
+                readonly property var tierLegend: [["#b388ff", qsTr("pinned")], ["#66bb6a", qsTr("RAM")], ["#4dd0e1", qsTr("loading")], ["#464a56", qsTr("disk")]]
                 delegate: Row {
                     required property var modelData
                     spacing: 3

@@ -4,9 +4,10 @@ import QtQuick.Dialogs
 import QtQuick.Layouts
 import Strata.Core
 
-// Settings, saved as they change. The theme, speculative decoding and the local API server
-// apply at once, sampling and threads to the next reply; the model folder, memory budget and KV precision
-// need the model reloaded (the dialog says so).
+// Settings, saved as they change. The theme, speculative decoding, the local API server, the
+// pinned share and prefetching apply at once, sampling and threads to the next reply; the model
+// folder, memory budget, KV precision, expert reads and kernels need the model reloaded (the
+// dialog says so). The memory plan below them is what a reload would allocate.
 Dialog {
     id: dialog
     property AppController app
@@ -65,6 +66,66 @@ Dialog {
                 currentIndex: Math.max(0, model.indexOf(dialog.settings.kvPrecision))
                 onActivated: dialog.settings.kvPrecision = currentText
                 Accessible.name: qsTr("KV cache precision")
+            }
+            Caption { text: qsTr("Expert reads") }
+            ComboBox {
+                objectName: "ioMode"
+                readonly property var modes: ["direct", "buffered", "uring"]
+                model: [qsTr("Direct I/O"), qsTr("Buffered (page cache)"), qsTr("io_uring")]
+                currentIndex: Math.max(0, modes.indexOf(dialog.settings.ioMode))
+                onActivated: index => dialog.settings.ioMode = modes[index]
+                Accessible.name: qsTr("How streamed experts are read from disk")
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Only for a converted model under a memory budget. Direct I/O bypasses the page cache; io_uring keeps several reads in flight.")
+            }
+            Caption { text: qsTr("Pinned experts (%)") }
+            SpinBox {
+                objectName: "pinnedPercent"
+                from: 0; to: 90; stepSize: 5
+                value: dialog.settings.pinnedPercent
+                onValueModified: dialog.settings.pinnedPercent = value
+                Accessible.name: qsTr("Share of the expert memory pinned for the most used experts")
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("The most used experts stay in RAM for good; the rest of the expert memory is a cache. Applies at once.")
+            }
+            Caption { text: qsTr("Prefetch") }
+            Switch {
+                objectName: "prefetch"
+                checked: dialog.settings.prefetch
+                onToggled: dialog.settings.prefetch = checked
+                text: qsTr("Read the next layer's likely experts early")
+                Accessible.name: text
+            }
+            Caption { text: qsTr("Kernels") }
+            ComboBox {
+                objectName: "kernelPath"
+                readonly property var paths: ["auto", "dequantize"]
+                model: [qsTr("Integer (fastest the CPU has)"), qsTr("Exact (dequantize)")]
+                currentIndex: Math.max(0, paths.indexOf(dialog.settings.kernelPath))
+                onActivated: index => dialog.settings.kernelPath = paths[index]
+                Accessible.name: qsTr("Kernels for 4- and 8-bit weights")
+            }
+            Caption { text: qsTr("Memory plan"); Layout.alignment: Qt.AlignRight | Qt.AlignTop }
+            ColumnLayout {
+                objectName: "memoryPlan"
+                Layout.fillWidth: true
+                spacing: 2
+                Repeater {
+                    model: dialog.app.plan.rows
+                    delegate: RowLayout {
+                        required property var modelData
+                        Layout.fillWidth: true
+                        Label { text: modelData.name; color: Theme.textDim; Layout.fillWidth: true }
+                        Label { text: modelData.value; color: Theme.text }
+                    }
+                }
+                Label {
+                    objectName: "memoryPlanSummary"
+                    Layout.fillWidth: true
+                    wrapMode: Text.Wrap
+                    text: dialog.app.plan.summary
+                    color: dialog.app.plan.fits ? Theme.text : Theme.danger
+                }
             }
             // A whole row: hidden items take no grid cell.
             RowLayout {

@@ -9,6 +9,14 @@
 
 namespace strata::app {
 
+// The expert tiers' live settings (the engine's retune): share of the expert memory pinned,
+// and prefetching of predicted experts.
+struct TierChoice {
+  int pinnedPercent = 25;
+  bool prefetch = true;
+  bool operator==(const TierChoice&) const = default;
+};
+
 // What the engine is opened with; the subset of EngineSettings the app exposes.
 struct LoadRequest {
   QString modelDir;
@@ -16,6 +24,10 @@ struct LoadRequest {
   qint64 memoryBudgetBytes = 0;  // 0: no budget (every expert resident)
   QString kvPrecision = QStringLiteral("f32");
   QString dataDir;  // expert usage history lives here
+  QString io = QStringLiteral("direct");        // "direct", "buffered", "uring"
+  QString kernelPath = QStringLiteral("auto");  // "auto" or "dequantize"
+  TierChoice tiers;
+  int sessions = 1;  // generating at once: the chat, plus the API server's slots when it is on
 };
 
 // Speculative decoding as the app offers it: every drafter self-tuning (Auto) or all off, and
@@ -92,6 +104,7 @@ struct TierData {
   bool streaming = false;
   int layers = 0;
   int experts = 0;
+  QVector<int> layerIds;  // the model's layer index of each row (empty: unknown)
   QVector<float> heat;
   QVector<quint8> tiers;  // strata::ExpertTier values
   double hitRate = 0;
@@ -99,6 +112,23 @@ struct TierData {
   qint64 cacheBytes = 0, cacheBudget = 0;
   qint64 residentBytes = 0;
   qint64 bytesRead = 0;
+};
+
+// One token row and the experts each MoE layer sent it to (strata::RoutedToken).
+struct RoutedTokenData {
+  QString text;            // the token as text, whitespace made visible
+  qint64 step = 0;         // the forward step that computed it
+  QVector<int> experts;    // [layers x expertsPerToken], each layer's by descending gate weight
+  QVector<float> weights;  // their gate weights
+  bool operator==(const RoutedTokenData&) const = default;
+};
+
+// The router's latest choices (strata::RoutingSnapshot without the heat, which TierData has).
+struct RoutingData {
+  QVector<int> layers;  // the model's MoE layer indices, in the order of each token's experts
+  int expertsPerToken = 0;
+  QList<RoutedTokenData> trail;  // oldest first
+  bool operator==(const RoutingData&) const = default;
 };
 
 // One drafter's state (strata::DrafterStats), for the Inside panel.
@@ -123,10 +153,12 @@ struct SpeculationData {
 }  // namespace strata::app
 
 Q_DECLARE_METATYPE(strata::app::LoadRequest)
+Q_DECLARE_METATYPE(strata::app::TierChoice)
 Q_DECLARE_METATYPE(strata::app::ModelSummary)
 Q_DECLARE_METATYPE(strata::app::GenerateRequest)
 Q_DECLARE_METATYPE(strata::app::ReplyOutcome)
 Q_DECLARE_METATYPE(strata::app::TierData)
+Q_DECLARE_METATYPE(strata::app::RoutingData)
 Q_DECLARE_METATYPE(strata::app::SpeculationChoice)
 Q_DECLARE_METATYPE(strata::app::SpeculationData)
 Q_DECLARE_METATYPE(strata::app::ServerRequest)

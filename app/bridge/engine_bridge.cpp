@@ -10,6 +10,7 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new Engin
   qRegisterMetaType<GenerateRequest>();
   qRegisterMetaType<ReplyOutcome>();
   qRegisterMetaType<TierData>();
+  qRegisterMetaType<RoutingData>();
   qRegisterMetaType<SpeculationData>();
   qRegisterMetaType<ServerRequest>();
   qRegisterMetaType<ServerState>();
@@ -40,6 +41,7 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new Engin
   connect(worker_, &EngineWorker::conversationResumed, this, &EngineBridge::conversationResumed);
   connect(worker_, &EngineWorker::resumeFailed, this, &EngineBridge::resumeFailed);
   connect(worker_, &EngineWorker::tierData, this, &EngineBridge::tierData);
+  connect(worker_, &EngineWorker::routingData, this, &EngineBridge::routingData);
   connect(worker_, &EngineWorker::speculationData, this, &EngineBridge::speculationData);
   connect(worker_, &EngineWorker::warning, this, &EngineBridge::warning);
   connect(worker_, &EngineWorker::serverState, this, [this](const ServerState& state) {
@@ -96,6 +98,12 @@ void EngineBridge::setThreads(int threads) { emit requestThreads(threads); }
 
 void EngineBridge::setSpeculation(const SpeculationChoice& choice) {
   worker_->requestSpeculation(choice);  // thread-safe; see EngineWorker::requestSpeculation
+}
+
+void EngineBridge::setTiers(const TierChoice& choice) {
+  worker_->requestTiers(choice);  // thread-safe, as requestSpeculation
+  // Idle, nothing calls it at a token: apply it now (queued after any running reply).
+  QMetaObject::invokeMethod(worker_, &EngineWorker::applyLiveSettings, Qt::QueuedConnection);
 }
 
 void EngineBridge::startServer(const ServerRequest& request) { emit requestStartServer(request); }

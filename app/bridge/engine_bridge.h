@@ -51,6 +51,8 @@ class EngineBridge : public QObject {
   void setThreads(int threads);
   // Applied live: a reply in progress switches at its next token.
   void setSpeculation(const SpeculationChoice& choice);
+  // Pinned share and prefetching of a streaming model, applied at its next token.
+  void setTiers(const TierChoice& choice);
   // The server starts once a model is loaded (at once if one is), and again after a reload;
   // a start with other settings restarts it. serverChanged reports the outcome.
   void startServer(const ServerRequest& request);
@@ -72,6 +74,7 @@ class EngineBridge : public QObject {
   void replyFinished(const strata::app::ReplyOutcome& outcome);
   void replyFailed(quint64 id, const QString& message);
   void tierData(const strata::app::TierData& data);
+  void routingData(const strata::app::RoutingData& data);
   // With every tier snapshot (a few times a second while generating, and after each reply).
   void speculationData(const strata::app::SpeculationData& data);
   void warning(const QString& message);

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <algorithm>
 
+#include "bridge/load_settings.h"
 #include "bridge/progress_throttle.h"
 #include "bridge/text_coalescer.h"
 #include "strata/chat.h"
@@ -47,6 +48,7 @@ TierData toTierData(const TierSnapshot& s) {
   d.streaming = s.streaming;
   d.layers = static_cast<int>(s.layers.size());
   d.experts = s.expertsPerLayer;
+  d.layerIds = QVector<int>(s.layers.begin(), s.layers.end());
   d.heat = QVector<float>(s.heat.begin(), s.heat.end());
   d.tiers.reserve(static_cast<qsizetype>(s.tiers.size()));
   for (ExpertTier t : s.tiers) d.tiers.push_back(static_cast<quint8>(t));
@@ -57,6 +59,25 @@ TierData toTierData(const TierSnapshot& s) {
   d.cacheBudget = s.cacheBudget;
   d.residentBytes = s.residentBytes;
   d.bytesRead = s.counters.bytesRead;
+  return d;
+}
+
+// A token as a label: its text, with line breaks, tabs and an all-blank token made visible.
+QString tokenLabel(const Tokenizer* tokenizer, int32_t token) {
+  if (!tokenizer) return QStringLiteral("#%1").arg(token);
+  QString text = QString::fromStdString(tokenizer->decode(std::span<const int32_t>(&token, 1)));
+  text.replace(QLatin1Char('\n'), QChar(0x21B5)).replace(QLatin1Char('\t'), QChar(0x2192));
+  return text.trimmed().isEmpty() ? QString(text.size(), QChar(0x2423)) : text;
+}
+
+RoutingData toRoutingData(const RoutingSnapshot& s, const Tokenizer* tokenizer) {
+  RoutingData d;
+  d.layers = QVector<int>(s.layers.begin(), s.layers.end());
+  d.expertsPerToken = s.expertsPerToken;
+  for (const RoutedToken& t : s.trail)
+    d.trail.push_back({tokenLabel(tokenizer, t.token), t.step,
+                       QVector<int>(t.experts.begin(), t.experts.end()),
+                       QVector<float>(t.weights.begin(), t.weights.end())});
   return d;
 }
 
@@ -118,14 +139,39 @@ void EngineWorker::requestSpeculation(const SpeculationChoice& choice) {
   speculationChanged_.store(true);
 }
 
-void EngineWorker::applySpeculation() {
-  if (!engine_ || !speculationChanged_.exchange(false)) return;
-  SpeculationChoice choice;
-  {
-    std::lock_guard lock(speculationMutex_);
-    choice = speculation_;
+void EngineWorker::requestTiers(const TierChoice& choice) {
+  std::lock_guard lock(speculationMutex_);
+  tiers_ = choice;
+  tiersChanged_.store(true);
+}
+
+void EngineWorker::applyLiveSettings() {
+  if (!engine_) return;
+  if (speculationChanged_.exchange(false)) {
+    SpeculationChoice choice;
+    {
+      std::lock_guard lock(speculationMutex_);
+      choice = speculation_;
+    }
+    engine_->setSpeculation(toSpeculationSettings(choice));
   }
-  engine_->setSpeculation(toSpeculationSettings(choice));
+  if (tiersChanged_.exchange(false)) {
+    TierChoice choice;
+    {
+      std::lock_guard lock(speculationMutex_);
+      choice = tiers_;
+    }
+    // The plan's expert memory (pinned set + cache) stays; only its split and prefetch change.
+    const TierSnapshot now = engine_->tierSnapshot();
+    if (!now.streaming) return;
+    const int64_t experts = now.pinnedBudget + now.cacheBudget;
+    TierTuning tuning;
+    tuning.pinnedBytes = experts * std::clamp(choice.pinnedPercent, 0, 90) / 100;
+    tuning.cacheBytes = experts - tuning.pinnedBytes;
+    tuning.prefetch = choice.prefetch;
+    engine_->retune(tuning);
+    publishStats();
+  }
 }
 
 void EngineWorker::load(const LoadRequest& request) {
@@ -139,15 +185,13 @@ void EngineWorker::load(const LoadRequest& request) {
   QElapsedTimer timer;
   timer.start();
   try {
-    EngineSettings settings;
-    settings.threads = request.threads;
-    settings.memory.budgetBytes = request.memoryBudgetBytes;
-    if (!request.dataDir.isEmpty()) settings.memory.dataDirectory = toPath(request.dataDir);
-    if (auto kv = parseKvPrecision(request.kvPrecision.toStdString())) settings.kvPrecision = *kv;
+    EngineSettings settings = engineSettingsFor(request);
     {
       std::lock_guard lock(speculationMutex_);
       settings.speculation = toSpeculationSettings(speculation_);
       speculationChanged_.store(false);
+      tiers_ = request.tiers;
+      tiersChanged_.store(false);
     }
     auto engine = Engine::open(toPath(request.modelDir), settings);
     if (!engine->tokenizer())
@@ -227,7 +271,7 @@ void EngineWorker::generate(const GenerateRequest& request) {
       return tokens > 1 && sinceFirst.isValid() ? (tokens - 1) / (sinceFirst.nsecsElapsed() / 1e9)
                                                 : 0.0;
     };
-    applySpeculation();
+    applyLiveSettings();
     sinceStats_.start();
     const GenerateResult r = session_->generate(
         ids, options,
@@ -238,7 +282,7 @@ void EngineWorker::generate(const GenerateRequest& request) {
         [&](int32_t) {
           if (!sinceFirst.isValid()) sinceFirst.start();
           ++tokens;
-          applySpeculation();
+          applyLiveSettings();
           if (sinceStats_.elapsed() >= kStatsIntervalMs) publishStats();
         });
     if (!coalescer.isEmpty()) emit replyDelta(request.id, coalescer.take(), tokens, rate());
@@ -331,6 +375,7 @@ void EngineWorker::publishStats() {
   sinceStats_.start();
   if (!engine_) return;
   emit tierData(toTierData(engine_->tierSnapshot()));
+  emit routingData(toRoutingData(engine_->routingSnapshot(), engine_->tokenizer()));
   emit speculationData(toSpeculationData(engine_->speculationStats()));
 }
 

@@ -29,6 +29,8 @@ class EngineWorker : public QObject {
   // Thread-safe, called on the GUI thread: not a queued slot, so that a change reaches the
   // engine during a reply (the worker applies it at the next token), not after it.
   void requestSpeculation(const SpeculationChoice& choice);
+  // The same for the expert tiers' pinned share and prefetching (a streaming model only).
+  void requestTiers(const TierChoice& choice);
 
  public slots:
   void load(const strata::app::LoadRequest& request);
@@ -42,6 +44,8 @@ class EngineWorker : public QObject {
   // kept, and the server starts when one loads; loading another model restarts it.
   void startServer(const strata::app::ServerRequest& request);
   void stopServer();
+  // Applies what requestSpeculation/requestTiers asked for (also called at every token).
+  void applyLiveSettings();
 
  signals:
   void loaded(const strata::app::ModelSummary& summary);
@@ -54,14 +58,14 @@ class EngineWorker : public QObject {
   void replyFinished(const strata::app::ReplyOutcome& outcome);
   void replyFailed(quint64 id, const QString& message);
   void tierData(const strata::app::TierData& data);
+  void routingData(const strata::app::RoutingData& data);
   void speculationData(const strata::app::SpeculationData& data);
   // Something went wrong that does not end the reply (the KV file could not be saved).
   void warning(const QString& message);
   void serverState(const strata::app::ServerState& state);
 
  private:
-  void publishStats();      // tier snapshot and speculation stats
-  void applySpeculation();  // the latest requested choice, if it changed
+  void publishStats();      // tier and routing snapshots, speculation stats
   void saveSession(const QString& kvFile);
   void startWantedServer();  // the requested server over the current engine, if both exist
 
@@ -78,6 +82,8 @@ class EngineWorker : public QObject {
   std::mutex speculationMutex_;
   SpeculationChoice speculation_;                // guarded by speculationMutex_
   std::atomic<bool> speculationChanged_{false};  // set with it, cleared when applied
+  TierChoice tiers_;                             // guarded by speculationMutex_
+  std::atomic<bool> tiersChanged_{false};
 };
 
 }  // namespace strata::app

@@ -1,6 +1,7 @@
 #include "heatmap/heatmap_item.h"
 
 #include <QQuickWindow>
+#include <QSGSimpleRectNode>
 #include <QSGSimpleTextureNode>
 #include <algorithm>
 
@@ -19,10 +20,47 @@ void HeatmapItem::setMonitor(TierMonitor* monitor) {
   emit monitorChanged();
 }
 
+void HeatmapItem::setRouting(RoutingMonitor* routing) {
+  if (routing_ == routing) return;
+  if (routing_) disconnect(routing_, nullptr, this, nullptr);
+  routing_ = routing;
+  if (routing_) connect(routing_, &RoutingMonitor::shownChanged, this, &HeatmapItem::pullRouting);
+  pullRouting();
+  emit routingChanged();
+}
+
 void HeatmapItem::pullFromMonitor() {
   if (!monitor_) return;
   const TierData& d = monitor_->data();
-  setData(d.layers, d.experts, d.heat, d.tiers);
+  layerIds_ = d.layerIds;
+  // Without streaming every expert is in RAM: no tier stripe to tell them apart.
+  setData(d.layers, d.experts, d.heat, d.streaming ? d.tiers : QVector<quint8>());
+}
+
+void HeatmapItem::pullRouting() {
+  QVector<Mark> marks;
+  const RoutedTokenData* token = routing_ ? routing_->shown() : nullptr;
+  const int perToken = routing_ ? routing_->expertsPerToken() : 0;
+  if (token && layers_ && perToken > 0) {
+    const QVector<int>& layers = routing_->layers();
+    for (int k = 0; k < layers.size() && (k + 1) * perToken <= token->experts.size(); ++k) {
+      // The heatmap's rows may be another list of layers (a container's include the MTP layer).
+      const int row = layerIds_.isEmpty() ? k : static_cast<int>(layerIds_.indexOf(layers[k]));
+      if (row < 0 || row >= layers_) continue;
+      for (int i = 0; i < perToken; ++i) {
+        const int expert = token->experts[k * perToken + i];
+        if (expert >= 0 && expert < experts_)
+          marks.push_back({row, expert, token->weights.value(k * perToken + i), i});
+      }
+    }
+  }
+  const auto same = [](const Mark& a, const Mark& b) {
+    return a.row == b.row && a.expert == b.expert && a.weight == b.weight && a.rank == b.rank;
+  };
+  if (std::equal(marks.begin(), marks.end(), marks_.begin(), marks_.end(), same)) return;
+  marks_ = std::move(marks);
+  marksChanged_ = true;
+  update();
 }
 
 void HeatmapItem::setData(int layers, int experts, const QVector<float>& heat,
@@ -55,6 +93,7 @@ void HeatmapItem::setData(int layers, int experts, const QVector<float>& heat,
     }
   }
   imageChanged_ = true;
+  pullRouting();  // the rows may be other layers now
   update();
   emit dataChanged();
 }
@@ -66,11 +105,17 @@ QVariantMap HeatmapItem::cellAt(qreal x, qreal y) const {
   const int layer = std::min(layers_ - 1, static_cast<int>(y / height() * layers_));
   const qsizetype i = static_cast<qsizetype>(layer) * experts_ + expert;
   static const char* kTierNames[] = {"disk", "loading", "RAM cache", "pinned"};
-  QVariantMap cell{{QStringLiteral("layer"), layer},
+  QVariantMap cell{{QStringLiteral("layer"), layerIds_.size() == layers_ ? layerIds_[layer] : layer},
                    {QStringLiteral("expert"), expert},
                    {QStringLiteral("heat"), heat_[i]}};
   if (!tiers_.isEmpty() && tiers_[i] < 4)
     cell.insert(QStringLiteral("tier"), QString::fromLatin1(kTierNames[tiers_[i]]));
+  for (const Mark& m : marks_)
+    if (m.row == layer && m.expert == expert) {
+      cell.insert(QStringLiteral("weight"), m.weight);
+      cell.insert(QStringLiteral("rank"), m.rank + 1);
+      cell.insert(QStringLiteral("token"), routing_ ? routing_->shownText() : QString());
+    }
   return cell;
 }
 
@@ -90,8 +135,40 @@ QSGNode* HeatmapItem::updatePaintNode(QSGNode* old, UpdatePaintNodeData*) {
     node->setTexture(window()->createTextureFromImage(image_));  // the node deletes the old one
     imageChanged_ = false;
   }
+  if (node->rect() != boundingRect() || marksChanged_) {
+    // The marks are the texture node's children (drawn over it), rebuilt when they change.
+    while (QSGNode* child = node->firstChild()) {
+      node->removeChildNode(child);
+      delete child;
+    }
+    if (QSGNode* marks = markNodes()) node->appendChildNode(marks);
+    marksChanged_ = false;
+  }
   node->setRect(boundingRect());
   return node;
+}
+
+QSGNode* HeatmapItem::markNodes() const {
+  if (marks_.isEmpty() || !layers_) return nullptr;
+  const float top = std::max_element(marks_.begin(), marks_.end(), [](const Mark& a, const Mark& b) {
+                      return a.weight < b.weight;
+                    })->weight;
+  const qreal cellW = width() / experts_;
+  const qreal cellH = height() / layers_;
+  const qreal heatH = cellH * (kRowsPerLayer - 1) / kRowsPerLayer;  // above the tier stripe
+  // A light square, on a dark rim where cells are big enough for one (it reads on every heat
+  // colour); at least 2 px where cells are tiny (GLM-5: 256 experts in ~300 px).
+  const qreal side = std::max<qreal>(2.0, 0.55 * std::min(cellW, heatH));
+  const qreal rim = side >= 4 ? 1.0 : 0.0;
+  auto* group = new QSGNode;
+  for (const Mark& m : marks_) {
+    const QRectF square((m.expert + 0.5) * cellW - side / 2, m.row * cellH + (heatH - side) / 2, side, side);
+    const qreal alpha = top > 0 ? 0.55 + 0.45 * std::clamp(m.weight / top, 0.0f, 1.0f) : 1.0;
+    if (rim > 0)
+      group->appendChildNode(new QSGSimpleRectNode(square.adjusted(-rim, -rim, rim, rim), QColor(16, 18, 26, 230)));
+    group->appendChildNode(new QSGSimpleRectNode(square, QColor::fromRgbF(1, 1, 1, alpha)));
+  }
+  return group;
 }
 
 }  // namespace strata::app

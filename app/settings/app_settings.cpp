@@ -36,6 +36,20 @@ double AppSettings::memoryBudgetGb() const { return get("engine/memoryBudgetGb",
 QString AppSettings::kvPrecision() const {
   return get("engine/kvPrecision", QStringLiteral("f32")).toString();
 }
+QString AppSettings::ioMode() const {
+  const QString mode = get("engine/io", QStringLiteral("direct")).toString();
+  return mode == QLatin1String("buffered") || mode == QLatin1String("uring") ? mode
+                                                                           : QStringLiteral("direct");
+}
+int AppSettings::pinnedPercent() const {
+  return std::clamp(get("engine/pinnedPercent", 25).toInt(), 0, 90);
+}
+bool AppSettings::prefetch() const { return get("engine/prefetch", true).toBool(); }
+QString AppSettings::kernelPath() const {
+  const QString path = get("engine/kernelPath", QStringLiteral("auto")).toString();
+  return path == QLatin1String("dequantize") ? path : QStringLiteral("auto");
+}
+TierChoice AppSettings::tierChoice() const { return {pinnedPercent(), prefetch()}; }
 QString AppSettings::speculationMode() const {
   const QString mode = get("speculation/mode", QStringLiteral("auto")).toString();
   return mode == QLatin1String("off") ? mode : QStringLiteral("auto");
@@ -82,6 +96,20 @@ void AppSettings::setMemoryBudgetGb(double v) { put("engine/memoryBudgetGb", std
 void AppSettings::setKvPrecision(const QString& v) {
   if (v == QLatin1String("f32") || v == QLatin1String("bf16") || v == QLatin1String("f16"))
     put("engine/kvPrecision", v);
+}
+
+void AppSettings::setIoMode(const QString& v) {
+  if (v == QLatin1String("direct") || v == QLatin1String("buffered") || v == QLatin1String("uring"))
+    put("engine/io", v);
+}
+void AppSettings::setPinnedPercent(int v) {
+  if (put("engine/pinnedPercent", std::clamp(v, 0, 90))) emit tierTuningChanged();
+}
+void AppSettings::setPrefetch(bool v) {
+  if (put("engine/prefetch", v)) emit tierTuningChanged();
+}
+void AppSettings::setKernelPath(const QString& v) {
+  if (v == QLatin1String("auto") || v == QLatin1String("dequantize")) put("engine/kernelPath", v);
 }
 
 void AppSettings::setSpeculationMode(const QString& v) {

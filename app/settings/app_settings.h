@@ -29,6 +29,12 @@ class AppSettings : public QObject {
   Q_PROPERTY(bool thinking READ thinking WRITE setThinking NOTIFY changed)
   Q_PROPERTY(double memoryBudgetGb READ memoryBudgetGb WRITE setMemoryBudgetGb NOTIFY changed)
   Q_PROPERTY(QString kvPrecision READ kvPrecision WRITE setKvPrecision NOTIFY changed)
+  // Expert streaming (a converted model under a memory budget): how experts are read, the
+  // share of expert memory pinned (live), prefetching (live), and the kernels for int weights.
+  Q_PROPERTY(QString ioMode READ ioMode WRITE setIoMode NOTIFY changed)
+  Q_PROPERTY(int pinnedPercent READ pinnedPercent WRITE setPinnedPercent NOTIFY changed)
+  Q_PROPERTY(bool prefetch READ prefetch WRITE setPrefetch NOTIFY changed)
+  Q_PROPERTY(QString kernelPath READ kernelPath WRITE setKernelPath NOTIFY changed)
   // "auto" (every drafter self-tuning) or "off".
   Q_PROPERTY(QString speculationMode READ speculationMode WRITE setSpeculationMode NOTIFY changed)
   Q_PROPERTY(int mtpDepth READ mtpDepth WRITE setMtpDepth NOTIFY changed)
@@ -55,6 +61,11 @@ class AppSettings : public QObject {
   bool thinking() const;
   double memoryBudgetGb() const;
   QString kvPrecision() const;
+  QString ioMode() const;      // "direct" (default), "buffered" or "uring"
+  int pinnedPercent() const;   // 0..90, default 25
+  bool prefetch() const;
+  QString kernelPath() const;  // "auto" (integer kernels, default) or "dequantize" (exact)
+  TierChoice tierChoice() const;
   QString speculationMode() const;
   int mtpDepth() const;
   SpeculationChoice speculation() const;
@@ -78,6 +89,10 @@ class AppSettings : public QObject {
   void setThinking(bool v);
   void setMemoryBudgetGb(double v);
   void setKvPrecision(const QString& v);
+  void setIoMode(const QString& v);      // other values are ignored
+  void setPinnedPercent(int v);          // clamped to 0..90
+  void setPrefetch(bool v);
+  void setKernelPath(const QString& v);  // other values are ignored
   void setSpeculationMode(const QString& v);  // anything but "auto" or "off" is ignored
   void setMtpDepth(int v);                    // clamped to 1..8
   void setServerEnabled(bool v);
@@ -92,6 +107,7 @@ class AppSettings : public QObject {
   void changed();
   void threadsChanged(int threads);
   void speculationChanged(const strata::app::SpeculationChoice& choice);
+  void tierTuningChanged();  // pinnedPercent or prefetch: applied to a loaded model live
   void serverSettingsChanged();  // any of the four server settings
   void themeChanged();
 

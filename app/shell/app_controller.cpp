@@ -3,14 +3,17 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QLocale>
+#include <QTimer>
 
 #include "bridge/engine_bridge.h"
 #include "chat/chat_controller.h"
 #include "chat/conversation_transfer.h"
+#include "heatmap/routing_monitor.h"
 #include "heatmap/tier_monitor.h"
 #include "prefill/prefill_monitor.h"
 #include "settings/app_settings.h"
 #include "settings/color_scheme.h"
+#include "settings/memory_plan_preview.h"
 #include "shell/demo_content.h"
 #include "speculation/speculation_monitor.h"
 #include "store/conversation_list_model.h"
@@ -25,7 +28,15 @@ AppController::AppController(AppOptions options, QObject* parent)
                        : std::make_unique<QSettings>(options_.settingsFile, QSettings::IniFormat);
   settings_ = new AppSettings(std::move(qsettings), options_.defaultModelFolder, this);
   bridge_ = new EngineBridge(this);
+  plan_ = new MemoryPlanPreview(this);
+  planTimer_ = new QTimer(this);
+  planTimer_->setSingleShot(true);
+  planTimer_->setInterval(150);
+  connect(planTimer_, &QTimer::timeout, this, [this] { plan_->refresh(requestFromSettings()); });
+  connect(settings_, &AppSettings::changed, planTimer_, qOverload<>(&QTimer::start));
+  if (!options_.demo) planTimer_->start();
   monitor_ = new TierMonitor(this);
+  routing_ = new RoutingMonitor(this);
   speculation_ = new SpeculationMonitor(this);
   prefill_ = new PrefillMonitor(this);
   colorScheme_ = new ColorScheme(settings_, this);
@@ -57,6 +68,7 @@ AppController::AppController(AppOptions options, QObject* parent)
   connect(bridge_, &EngineBridge::stateChanged, this, &AppController::modelStatusChanged);
   connect(bridge_, &EngineBridge::stateChanged, this, &AppController::reloadNeededChanged);
   connect(bridge_, &EngineBridge::tierData, monitor_, &TierMonitor::update);
+  connect(bridge_, &EngineBridge::routingData, routing_, &RoutingMonitor::update);
   connect(bridge_, &EngineBridge::speculationData, speculation_, &SpeculationMonitor::update);
   connect(bridge_, &EngineBridge::replyFinished, speculation_, &SpeculationMonitor::setLastReply);
   connect(bridge_, &EngineBridge::replyStarted, prefill_, &PrefillMonitor::start);
@@ -66,12 +78,14 @@ AppController::AppController(AppOptions options, QObject* parent)
   connect(settings_, &AppSettings::changed, this, &AppController::reloadNeededChanged);
   connect(settings_, &AppSettings::threadsChanged, bridge_, &EngineBridge::setThreads);
   connect(settings_, &AppSettings::speculationChanged, bridge_, &EngineBridge::setSpeculation);
+  connect(settings_, &AppSettings::tierTuningChanged, this,
+          [this] { bridge_->setTiers(settings_->tierChoice()); });
   connect(settings_, &AppSettings::serverSettingsChanged, this,
           &AppController::applyServerSettings);
   // Before loadModel(): the worker keeps the request and starts the server once a model loads.
   if (settings_->serverEnabled()) applyServerSettings();
 
-  if (options_.demo) fillDemo(*chat_, *monitor_, *speculation_, *prefill_);
+  if (options_.demo) fillDemo(*chat_, *monitor_, *routing_, *speculation_, *prefill_);
 }
 
 AppController::~AppController() {
@@ -89,6 +103,11 @@ LoadRequest AppController::requestFromSettings() const {
   r.memoryBudgetBytes = static_cast<qint64>(settings_->memoryBudgetGb() * 1024.0 * 1024.0 * 1024.0);
   r.kvPrecision = settings_->kvPrecision();
   r.dataDir = options_.dataDir;
+  r.io = settings_->ioMode();
+  r.kernelPath = settings_->kernelPath();
+  r.tiers = settings_->tierChoice();
+  // The API server's slots decode next to the chat: each needs its KV cache in the plan.
+  r.sessions = 1 + (settings_->serverEnabled() ? settings_->serverSlots() : 0);
   return r;
 }
 
@@ -121,7 +140,10 @@ bool AppController::reloadNeeded() const {
   if (options_.demo || bridge_->state() == EngineBridge::State::Empty) return false;
   const LoadRequest now = requestFromSettings();
   return now.modelDir != loaded_.modelDir || now.memoryBudgetBytes != loaded_.memoryBudgetBytes ||
-         now.kvPrecision != loaded_.kvPrecision;
+         now.kvPrecision != loaded_.kvPrecision || now.io != loaded_.io ||
+         now.kernelPath != loaded_.kernelPath ||
+         // Without a budget nothing is planned per session.
+         (now.sessions != loaded_.sessions && now.memoryBudgetBytes > 0);
 }
 
 QString AppController::modelStatus() const {

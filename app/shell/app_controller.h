@@ -6,6 +6,7 @@
 #include <QtQml/qqmlregistration.h>
 
 #include <QObject>
+class QTimer;
 #include <memory>
 
 #include "bridge/bridge_types.h"
@@ -18,7 +19,9 @@ class ColorScheme;
 class ConversationStore;
 class ConversationTransfer;
 class EngineBridge;
+class MemoryPlanPreview;
 class PrefillMonitor;
+class RoutingMonitor;
 class SpeculationMonitor;
 class TierMonitor;
 
@@ -34,18 +37,23 @@ class AppController : public QObject {
   Q_MOC_INCLUDE("bridge/engine_bridge.h")
   Q_MOC_INCLUDE("chat/chat_controller.h")
   Q_MOC_INCLUDE("chat/conversation_transfer.h")
+  Q_MOC_INCLUDE("heatmap/routing_monitor.h")
   Q_MOC_INCLUDE("heatmap/tier_monitor.h")
   Q_MOC_INCLUDE("prefill/prefill_monitor.h")
   Q_MOC_INCLUDE("settings/app_settings.h")
+  Q_MOC_INCLUDE("settings/memory_plan_preview.h")
   Q_MOC_INCLUDE("settings/color_scheme.h")
   Q_MOC_INCLUDE("speculation/speculation_monitor.h")
   QML_ELEMENT
   QML_UNCREATABLE("made by main()")
   Q_PROPERTY(strata::app::AppSettings* settings READ settings CONSTANT)
+  // The memory plan of the settings as they stand (what a reload would allocate).
+  Q_PROPERTY(strata::app::MemoryPlanPreview* plan READ plan CONSTANT)
   Q_PROPERTY(strata::app::EngineBridge* engine READ engine CONSTANT)
   Q_PROPERTY(strata::app::ChatController* chat READ chat CONSTANT)
   Q_PROPERTY(strata::app::ConversationTransfer* transfer READ transfer CONSTANT)
   Q_PROPERTY(strata::app::TierMonitor* monitor READ monitor CONSTANT)
+  Q_PROPERTY(strata::app::RoutingMonitor* routing READ routing CONSTANT)
   Q_PROPERTY(strata::app::SpeculationMonitor* speculation READ speculation CONSTANT)
   Q_PROPERTY(strata::app::PrefillMonitor* prefill READ prefill CONSTANT)
   Q_PROPERTY(strata::app::ColorScheme* colorScheme READ colorScheme CONSTANT)
@@ -60,10 +68,12 @@ class AppController : public QObject {
   ~AppController() override;
 
   AppSettings* settings() const { return settings_; }
+  MemoryPlanPreview* plan() const { return plan_; }
   EngineBridge* engine() const { return bridge_; }
   ChatController* chat() const { return chat_; }
   ConversationTransfer* transfer() const { return transfer_; }
   TierMonitor* monitor() const { return monitor_; }
+  RoutingMonitor* routing() const { return routing_; }
   SpeculationMonitor* speculation() const { return speculation_; }
   PrefillMonitor* prefill() const { return prefill_; }
   ColorScheme* colorScheme() const { return colorScheme_; }
@@ -89,9 +99,12 @@ class AppController : public QObject {
 
   AppOptions options_;
   AppSettings* settings_;
+  MemoryPlanPreview* plan_;
+  QTimer* planTimer_;  // settings changes come in bursts (a slider): plan once after them
   std::unique_ptr<ConversationStore> store_;
   EngineBridge* bridge_;
   TierMonitor* monitor_;
+  RoutingMonitor* routing_;
   SpeculationMonitor* speculation_;
   PrefillMonitor* prefill_;
   ColorScheme* colorScheme_;

@@ -4,9 +4,12 @@
 #include <QRandomGenerator>
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
 
 #include "chat/chat_controller.h"
 #include "chat/message_list_model.h"
+#include "heatmap/routing_monitor.h"
 #include "heatmap/tier_monitor.h"
 #include "prefill/prefill_monitor.h"
 #include "speculation/speculation_monitor.h"
@@ -48,6 +51,40 @@ TierData demoTiers() {
   return d;
 }
 
+// The last tokens of the demo reply, each sent to 8 of a layer's 24 hottest experts (as real
+// routing mostly is), gates summing to GLM-5's routed_scaling_factor 2.5.
+RoutingData demoRouting(const TierData& tiers) {
+  RoutingData d;
+  d.expertsPerToken = 8;
+  for (int l = 0; l < tiers.layers; ++l) d.layers.push_back(3 + l);  // GLM-5: layers 3..77
+  QRandomGenerator rng(11);
+  const QStringList words = {QStringLiteral("Or"), QStringLiteral(" use"), QStringLiteral(" `"),
+                             QStringLiteral("std"), QStringLiteral("::"), QStringLiteral("set"),
+                             QStringLiteral("_union"), QStringLiteral("`,")};
+  for (qsizetype w = 0; w < words.size(); ++w) {
+    RoutedTokenData t;
+    t.text = words[w];
+    t.step = 1000 + w;
+    for (int l = 0; l < tiers.layers; ++l) {
+      std::vector<int> hottest(static_cast<size_t>(tiers.experts));
+      for (int e = 0; e < tiers.experts; ++e) hottest[static_cast<size_t>(e)] = e;
+      const float* heat = tiers.heat.constData() + static_cast<qsizetype>(l) * tiers.experts;
+      std::sort(hottest.begin(), hottest.end(), [heat](int a, int b) { return heat[a] > heat[b]; });
+      std::shuffle(hottest.begin(), hottest.begin() + 24, rng);
+      std::vector<float> gates(8);
+      for (float& g : gates) g = static_cast<float>(0.2 + rng.generateDouble());
+      std::sort(gates.begin(), gates.end(), std::greater<>());
+      const float sum = std::accumulate(gates.begin(), gates.end(), 0.0f);
+      for (int i = 0; i < 8; ++i) {
+        t.experts.push_back(hottest[static_cast<size_t>(i)]);
+        t.weights.push_back(gates[static_cast<size_t>(i)] / sum * 2.5f);
+      }
+    }
+    d.trail.push_back(t);
+  }
+  return d;
+}
+
 // GLM-5 on a disk-bound machine: the MTP head wins, n-grams were paused by self-tuning, no
 // grammar was used.
 SpeculationData demoSpeculation() {
@@ -75,8 +112,8 @@ SpeculationData demoSpeculation() {
 
 }  // namespace
 
-void fillDemo(ChatController& chat, TierMonitor& monitor, SpeculationMonitor& speculation,
-              PrefillMonitor& prefill) {
+void fillDemo(ChatController& chat, TierMonitor& monitor, RoutingMonitor& routing,
+              SpeculationMonitor& speculation, PrefillMonitor& prefill) {
   const qint64 now = QDateTime::currentMSecsSinceEpoch();
   chat.conversations()->setRows(
       {{4, QStringLiteral("Merge two sorted lists in C++"), now},
@@ -112,7 +149,9 @@ void fillDemo(ChatController& chat, TierMonitor& monitor, SpeculationMonitor& sp
                      "Or use `std::set_union`, which writes each common element once."));
   chat.setNotice(QStringLiteral("Resumed 3,412 tokens in 14 ms"));
 
-  monitor.update(demoTiers());
+  const TierData tiers = demoTiers();
+  monitor.update(tiers);
+  routing.update(demoRouting(tiers));
   for (double tps : {11.8, 12.4, 12.9, 13.1, 12.2, 13.4, 13.9, 14.1, 13.6, 14.3, 14.0, 14.4})
     monitor.addSpeedSample(tps);
   speculation.update(demoSpeculation());

@@ -175,6 +175,12 @@ class TestAppSettings : public QObject {
       s->setThinking(false);
       s->setMemoryBudgetGb(24);
       s->setKvPrecision(QStringLiteral("bf16"));
+      QSignalSpy tiers(s.get(), &AppSettings::tierTuningChanged);
+      s->setIoMode(QStringLiteral("uring"));
+      s->setKernelPath(QStringLiteral("dequantize"));
+      s->setPinnedPercent(40);
+      s->setPrefetch(false);
+      QCOMPARE(tiers.count(), 2);  // pinned share and prefetch apply live; the rest at a reload
       QCOMPARE(threads.count(), 1);
       QCOMPARE(threads.first().first().toInt(), 6);
     }
@@ -188,6 +194,9 @@ class TestAppSettings : public QObject {
     QCOMPARE(s->thinking(), false);
     QCOMPARE(s->memoryBudgetGb(), 24.0);
     QCOMPARE(s->kvPrecision(), QStringLiteral("bf16"));
+    QCOMPARE(s->ioMode(), QStringLiteral("uring"));
+    QCOMPARE(s->kernelPath(), QStringLiteral("dequantize"));
+    QCOMPARE(s->tierChoice(), (TierChoice{40, false}));
   }
 
   void outOfRangeValuesAreClampedOrRefused() {
@@ -215,6 +224,14 @@ class TestAppSettings : public QObject {
     QCOMPARE(s->serverSlots(), 1);
     s->setServerSlots(100);
     QCOMPARE(s->serverSlots(), 16);
+    s->setPinnedPercent(95);
+    QCOMPARE(s->pinnedPercent(), 90);
+    s->setPinnedPercent(-5);
+    QCOMPARE(s->pinnedPercent(), 0);
+    s->setIoMode(QStringLiteral("floppy"));
+    QCOMPARE(s->ioMode(), QStringLiteral("direct"));
+    s->setKernelPath(QStringLiteral("gpu"));
+    QCOMPARE(s->kernelPath(), QStringLiteral("auto"));
   }
 };
 

@@ -1,6 +1,7 @@
 // The whole window with the tiny model: type a message, press Enter, see the reply stream in
 // and get stored; reopen the app and the conversation resumes from its KV cache. The Inside
-// panel's speculative decoding block shows the engine's stats, and the setting in the Settings
+// panel's heatmap is live for the resident tiny model and marks the experts of the token chosen
+// in the routing trail. The Inside panel's speculative decoding block shows the engine's stats, and the setting in the Settings
 // dialog switches speculation live. The sidebar's export dialog starts at the conversation's
 // title and writes the file; an import opens the new conversation. Code blocks are
 // syntax-highlighted in the theme's colours, and the theme setting switches them all live. The
@@ -29,6 +30,8 @@
 #include "chat/chat_controller.h"
 #include "chat/conversation_transfer.h"
 #include "chat/message_list_model.h"
+#include "heatmap/heatmap_item.h"
+#include "heatmap/routing_monitor.h"
 #include "settings/app_settings.h"
 #include "shell/app_controller.h"
 #include "shell/window_memory.h"
@@ -257,6 +260,60 @@ class TestChatUi : public QObject {
         QString());
     QCOMPARE(reopened->speculationMode(), QStringLiteral("off"));
     QCOMPARE(reopened->mtpDepth(), 6);
+  }
+
+  // The tiny model is loaded whole (no streaming), yet the heatmap shows its router's heat,
+  // and the routing view's chips are the reply's last tokens; clicking one marks its experts.
+  void insidePanelShowsTheRouting() {
+    QTemporaryDir data;
+    Window w(data.path());
+    QVERIFY(w.window);
+    QVERIFY(QTest::qWaitForWindowExposed(w.window));
+    QTRY_COMPARE_WITH_TIMEOUT(w.app.engine()->state(), EngineBridge::State::Ready, 60000);
+    QSignalSpy finished(w.app.engine(), &EngineBridge::replyFinished);
+    w.app.chat()->send(QStringLiteral("What is the capital of France?"));
+    QVERIFY(finished.wait(60000));
+    const QString reply = w.app.chat()->messages()->contentAt(1);
+
+    QQuickItem* root = w.window->contentItem();
+    auto* heatmap = qobject_cast<HeatmapItem*>(findItem(root, QStringLiteral("heatmap")));
+    QVERIFY(heatmap);
+    QVERIFY(heatmap->isVisible());
+    QCOMPARE(heatmap->layers(), 4);   // strata-tiny: MoE layers 1-4
+    QCOMPARE(heatmap->experts(), 32);
+    RoutingMonitor* routing = w.app.routing();
+    // Published with the stats after the reply: its last token (before the end token) last.
+    QTRY_VERIFY_WITH_TIMEOUT(routing->tokens().size() >= 3, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(reply.endsWith(routing->tokens().mid(routing->tokens().size() - 3).join(QString())), 5000);
+    QCOMPARE(heatmap->marks().size(), 4 * 4);  // top-4 in each MoE layer
+    QQuickItem* trail = findItem(root, QStringLiteral("routingTrail"));
+    QVERIFY(trail);
+    QTRY_COMPARE(trail->childItems().size() - 1, routing->tokens().size());  // chips + the Repeater
+
+    // Click the oldest chip: its experts are marked, "Follow latest" comes back to the newest.
+    const QVector<HeatmapItem::Mark> latest = heatmap->marks();
+    QQuickItem* chip = trail->childItems().first();
+    QVERIFY(chip->width() > 0);
+    const QPointF centre = chip->mapToScene(QPointF(chip->width() / 2, chip->height() / 2));
+    if (centre.x() >= 0) {  // the oldest chips may be clipped on the left
+      QTest::mouseClick(w.window, Qt::LeftButton, {}, centre.toPoint());
+    } else {
+      routing->hold(0);
+    }
+    QTRY_VERIFY(!routing->following());
+    QCOMPARE(routing->shownIndex(), 0);
+    QCOMPARE(routing->shownText(), routing->tokens().first());
+    QCOMPARE(heatmap->marks().size(), 4 * 4);
+    QQuickItem* follow = findItem(root, QStringLiteral("followLatest"));
+    QVERIFY(follow && follow->isVisible());
+    const QPointF f = follow->mapToScene(QPointF(follow->width() / 2, follow->height() / 2));
+    QTest::mouseClick(w.window, Qt::LeftButton, {}, f.toPoint());
+    QTRY_VERIFY(routing->following());
+    QCOMPARE(heatmap->marks().size(), latest.size());
+    for (qsizetype i = 0; i < latest.size(); ++i) {
+      QCOMPARE(heatmap->marks()[i].row, latest[i].row);
+      QCOMPARE(heatmap->marks()[i].expert, latest[i].expert);
+    }
   }
 
   void badModelFolderShowsADismissableError() {

@@ -1,13 +1,17 @@
 // The engine bridge with the bundled tiny model: a reply streams in as coalesced deltas, stop
 // works, sessions are saved and resumed, bad input gives error signals (never a crash), the
 // speculative decoding setting reaches the engine live, with its stats published, and a long
-// prompt is read in chunks with its progress reported (Stop is seen between chunks).
+// prompt is read in chunks with its progress reported (Stop is seen between chunks). A streaming
+// model's pinned share of the expert memory changes live.
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "bridge/engine_bridge.h"
+#include "bridge/load_settings.h"
+#include "strata/convert.h"
+#include "strata/engine.h"
 
 using namespace strata::app;
 
@@ -296,6 +300,46 @@ class TestEngineBridge : public QObject {
     }
     QCOMPARE(drafted, on.drafted);
     QCOMPARE(accepted, on.accepted);
+  }
+
+  // The tiny model converted and streamed under a budget: opened with a quarter of its expert
+  // memory pinned, then 60 % without a reload - the cache gives up what the pinned set takes.
+  void pinnedShareChangesLive() {
+    QTemporaryDir dir;
+    const QString container = dir.filePath(QStringLiteral("tiny-int4"));
+    strata::ConvertOptions o;
+    o.input = STRATA_TINY_MODEL_DIR;
+    o.output = container.toStdString();
+    strata::convertModel(o);
+    LoadRequest r = tinyModel();
+    r.modelDir = container;
+    r.memoryBudgetBytes = 1LL << 40;
+    const strata::MemoryPlan roomy = strata::Engine::plan(container.toStdString(), engineSettingsFor(r));
+    r.memoryBudgetBytes = roomy.residentBytes + roomy.kvBytes + roomy.scratchBytes +
+                          roomy.expertCount * roomy.expertBytes / 2;
+    r.tiers = {25, true};
+
+    EngineBridge bridge;
+    QSignalSpy loaded(&bridge, &EngineBridge::loaded);
+    QSignalSpy failed(&bridge, &EngineBridge::loadFailed);
+    QSignalSpy tiers(&bridge, &EngineBridge::tierData);
+    bridge.load(r);
+    QVERIFY2(loaded.wait(60000), failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
+    QVERIFY(loaded.first().first().value<ModelSummary>().streaming);
+    QTRY_VERIFY(!tiers.isEmpty());
+    TierData d = tiers.last().first().value<TierData>();
+    const qint64 experts = d.pinnedBudget + d.cacheBudget;
+    QVERIFY(experts > 0);
+    QVERIFY2(std::abs(double(d.pinnedBudget) / double(experts) - 0.25) < 0.01,
+             qPrintable(QString::number(double(d.pinnedBudget) / double(experts))));
+
+    tiers.clear();
+    bridge.setTiers({60, false});
+    QTRY_VERIFY(!tiers.isEmpty());
+    d = tiers.last().first().value<TierData>();
+    QCOMPARE(d.pinnedBudget + d.cacheBudget, experts);
+    QCOMPARE(d.pinnedBudget, experts * 60 / 100);
+    QCOMPARE(loaded.count(), 1);
   }
 
   void mtpDraftLengthReachesTheEngine() {

@@ -1,11 +1,14 @@
-// The expert heatmap item: the image it builds from heat and tiers, its hover lookup, and what
-// the software scene graph actually draws.
+// The expert heatmap item: the image it builds from heat and tiers, its hover lookup, the
+// routing view's marks (which token they follow, which cells they land on), and what the
+// software scene graph actually draws.
 #include <QGuiApplication>
 #include <QQuickWindow>
+#include <QSignalSpy>
 #include <QTest>
 
 #include "heatmap/heat_colors.h"
 #include "heatmap/heatmap_item.h"
+#include "heatmap/routing_monitor.h"
 #include "heatmap/tier_monitor.h"
 #include "strata/tiers.h"
 
@@ -22,6 +25,23 @@ struct Sample {
                         quint8(ExpertTier::Disk),   quint8(ExpertTier::Disk),
                         quint8(ExpertTier::Pinned), quint8(ExpertTier::Loading)};
 };
+
+// Two tokens routed over MoE layers 1 and 2, two experts each (by descending gate).
+RoutingData twoTokens() {
+  RoutingData d;
+  d.layers = {1, 2};
+  d.expertsPerToken = 2;
+  d.trail = {{QStringLiteral("Hel"), 7, {3, 0, 1, 2}, {1.5f, 1.0f, 2.0f, 0.5f}},
+             {QStringLiteral("lo"), 8, {2, 1, 0, 3}, {1.25f, 1.25f, 2.25f, 0.25f}}};
+  return d;
+}
+
+QString marksOf(const HeatmapItem& item) {  // "row:expert@weight#rank ..."
+  QStringList out;
+  for (const HeatmapItem::Mark& m : item.marks())
+    out << QStringLiteral("%1:%2@%3#%4").arg(m.row).arg(m.expert).arg(m.weight).arg(m.rank);
+  return out.join(QLatin1Char(' '));
+}
 
 }  // namespace
 
@@ -90,6 +110,109 @@ class TestHeatmapItem : public QObject {
     monitor.update(d);
     QCOMPARE(item.layers(), 2);
     QCOMPARE(item.image().pixel(2, HeatmapItem::kRowsPerLayer), heatColor(1));
+  }
+
+  // The routing monitor shows the newest token until one is held; the trail moving on keeps
+  // the held one (its index follows it, -1 once it has left the trail).
+  void routingMonitorFollowsOrHolds() {
+    RoutingMonitor routing;
+    QSignalSpy trail(&routing, &RoutingMonitor::trailChanged);
+    QSignalSpy shown(&routing, &RoutingMonitor::shownChanged);
+    QVERIFY(!routing.shown());
+    QCOMPARE(routing.shownIndex(), -1);
+    routing.update(twoTokens());
+    QCOMPARE(routing.tokens(), (QStringList{QStringLiteral("Hel"), QStringLiteral("lo")}));
+    QCOMPARE(routing.shownText(), QStringLiteral("lo"));
+    QCOMPARE(routing.shownIndex(), 1);
+    QCOMPARE(trail.count(), 1);
+    QCOMPARE(shown.count(), 1);
+    routing.update(twoTokens());  // nothing new: no signal
+    QCOMPARE(trail.count(), 1);
+    QCOMPARE(shown.count(), 1);
+
+    routing.hold(0);
+    QVERIFY(!routing.following());
+    QCOMPARE(routing.shownText(), QStringLiteral("Hel"));
+    QCOMPARE(routing.shownIndex(), 0);
+    RoutingData next = twoTokens();
+    next.trail.push_back({QStringLiteral("!"), 9, {0, 1, 2, 3}, {1, 1, 1, 1}});
+    routing.update(next);
+    QCOMPARE(routing.shownText(), QStringLiteral("Hel"));  // still held
+    next.trail.removeFirst();
+    routing.update(next);
+    QCOMPARE(routing.shownIndex(), -1);  // left the trail, still shown
+    QCOMPARE(routing.shownText(), QStringLiteral("Hel"));
+    routing.follow();
+    QVERIFY(routing.following());
+    QCOMPARE(routing.shownText(), QStringLiteral("!"));
+    routing.hold(5);  // out of range: ignored
+    QVERIFY(routing.following());
+  }
+
+  // Marks land on the shown token's experts, mapped to the heatmap's rows by layer index (a
+  // streaming container's rows include the MTP layer, which the routing view does not).
+  void marksLandOnTheShownTokensExperts() {
+    TierMonitor monitor;
+    RoutingMonitor routing;
+    HeatmapItem item;
+    item.setMonitor(&monitor);
+    item.setRouting(&routing);
+    routing.update(twoTokens());
+    QVERIFY(item.marks().isEmpty());  // no heat rows yet
+    TierData d;
+    d.streaming = true;
+    d.layers = 3;
+    d.experts = 4;
+    d.layerIds = {1, 2, 4};  // 4: the MTP layer
+    d.heat = QVector<float>(12, 1.0f);
+    d.tiers = QVector<quint8>(12, quint8(ExpertTier::Ram));
+    monitor.update(d);
+    QCOMPARE(marksOf(item), QStringLiteral("0:2@1.25#0 0:1@1.25#1 1:0@2.25#0 1:3@0.25#1"));
+
+    item.setSize(QSizeF(400, 300));
+    const QVariantMap chosen = item.cellAt(10, 150);  // row 1, expert 0
+    QCOMPARE(chosen.value(QStringLiteral("layer")).toInt(), 2);
+    QCOMPARE(chosen.value(QStringLiteral("weight")).toFloat(), 2.25f);
+    QCOMPARE(chosen.value(QStringLiteral("rank")).toInt(), 1);
+    QCOMPARE(chosen.value(QStringLiteral("token")).toString(), QStringLiteral("lo"));
+    QVERIFY(!item.cellAt(110, 150).contains(QStringLiteral("weight")));  // expert 1 of layer 2
+    QCOMPARE(item.cellAt(10, 250).value(QStringLiteral("layer")).toInt(), 4);
+
+    routing.hold(0);
+    QCOMPARE(marksOf(item), QStringLiteral("0:3@1.5#0 0:0@1#1 1:1@2#0 1:2@0.5#1"));
+
+    // Rows named otherwise (no layer ids): the routing's layers in order.
+    d.layerIds.clear();
+    d.layers = 2;
+    d.heat.resize(8);
+    d.tiers.resize(8);
+    monitor.update(d);
+    QCOMPARE(marksOf(item), QStringLiteral("0:3@1.5#0 0:0@1#1 1:1@2#0 1:2@0.5#1"));
+  }
+
+  void softwareRendererDrawsTheMarks() {
+    QQuickWindow window;
+    window.resize(400, 200);
+    HeatmapItem item(window.contentItem());
+    item.setSize(QSizeF(400, 200));
+    RoutingMonitor routing;
+    item.setRouting(&routing);
+    item.setData(2, 4, QVector<float>(8, 0.0f), {});  // all cold, no tier stripe
+    routing.update(twoTokens());                      // "lo": layer 1 experts 2, 1; layer 2: 0, 3
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const QImage shot = window.grabWindow().scaled(400, 200);
+    // Cell (row 0, expert 2) is x 200..300, y 0..100; heat rows y 0..75: its mark's centre is
+    // (250, 37). The largest gate (row 1, expert 0: 2.25) is opaque white, smaller ones fainter;
+    // an unmarked cell keeps its heat colour.
+    QCOMPARE(QColor(shot.pixel(50, 137)).rgb(), QColor(Qt::white).rgb());
+    const QColor light(shot.pixel(250, 37));  // gate 1.25
+    QVERIFY2(light.lightness() > 180 && light.lightness() < 255, qPrintable(light.name()));
+    QCOMPARE(QColor(shot.pixel(150, 37)).rgb(), light.rgb());  // expert 1: the same gate
+    const QColor faint(shot.pixel(350, 137));  // row 1, expert 3: gate 0.25
+    QVERIFY2(faint.lightness() > 100 && faint.lightness() < light.lightness(), qPrintable(faint.name()));
+    QCOMPARE(QColor(shot.pixel(350, 37)).rgb(), QColor(heatColor(0)).rgb());
+    QCOMPARE(QColor(shot.pixel(250, 5)).rgb(), QColor(heatColor(0)).rgb());  // outside the mark
   }
 
   void softwareRendererDrawsTheCells() {
