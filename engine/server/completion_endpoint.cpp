@@ -2,9 +2,12 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <ctime>
+#include <optional>
 
 #include "api_error.h"
+#include "client_connection.h"
 #include "completion_stream.h"
 
 namespace strata::server {
@@ -18,20 +21,31 @@ void respondJson(httplib::Response& response, int status, const Json& body) {
                        "application/json");
 }
 
-// Waits for a non-streaming job; cancels it at the deadline. The response is built from the
-// finished result (a client that disconnects meanwhile is only noticed when the answer is
-// written, so the job runs to its end or its timeout).
-Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler) {
+// How often a non-streaming request looks whether its client is still there.
+constexpr auto kClientCheck = std::chrono::milliseconds(25);
+
+// Waits for a non-streaming job; cancels it at the deadline, or when its client hangs up (then
+// nothing is answered: there is nobody to answer).
+Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
+                      const std::optional<ClientConnection>& client) {
   Job::Progress p;
   bool timedOut = false;
+  bool clientGone = false;
   while (!p.done) {
     const auto now = Job::Clock::now();
-    if (!timedOut && now >= c.deadline) {
+    if (!timedOut && !clientGone && now >= c.deadline) {
       scheduler.cancel(c.job);
       timedOut = true;
     }
-    p = c.job->wait(timedOut ? now + std::chrono::seconds(1) : c.deadline);
+    if (!timedOut && !clientGone && client && client->closed()) {
+      scheduler.cancel(c.job);
+      clientGone = true;
+    }
+    const auto until = timedOut || clientGone ? now + std::chrono::seconds(1)
+                                              : std::min(c.deadline, now + kClientCheck);
+    p = c.job->wait(until);
   }
+  if (clientGone) throw ApiError(499, "the client closed the connection", "", "client_closed");
   if (!p.error.empty())
     throw ApiError(500, "generation failed: " + p.error, "", "generation_failed");
   const GenerateResult& r = *p.result;
@@ -118,7 +132,9 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
                    "", "server_busy");
   }
   if (!c.request.stream) {
-    respondJson(response, 200, finishedResponse(c, scheduler_));
+    const auto client = ClientConnection::find(request.remote_addr, request.remote_port,
+                                               request.local_addr, request.local_port);
+    respondJson(response, 200, finishedResponse(c, scheduler_, client));
     return;
   }
   auto stream =

@@ -496,6 +496,20 @@ class TestServeHttp : public QObject {
                 .contains("Paris"));
     qInfo("the next request was answered in %lld ms", clock.elapsed());
 
+    // A non-streaming request writes nothing until it is done; its client hanging up is still
+    // seen and its slot freed (the job would otherwise generate for tens of seconds).
+    QJsonObject quiet = longStreamRequest(20000);
+    quiet.insert("stream", false);
+    StreamClient silent;
+    QVERIFY(silent.send(single.port, quiet));
+    QVERIFY(waitForHealth(single.port, [](const QJsonObject& h) { return h.value("active").toInt() == 1; }, 5000) >= 0);
+    QThread::msleep(300);  // generating
+    silent.socket.abort();
+    const qint64 quietFreed = waitForHealth(
+        single.port, [](const QJsonObject& h) { return h.value("active").toInt() == 0; }, 2000);
+    QVERIFY2(quietFreed >= 0, "the slot was not freed within 2 s of the non-streaming client leaving");
+    qInfo("slot free %lld ms after a non-streaming client disconnected", quietFreed);
+
     // SIGTERM while a stream runs: the stream is cancelled and the server exits cleanly.
     StreamClient last;
     QVERIFY(last.send(single.port, longStreamRequest(20000)));
