@@ -262,6 +262,36 @@ Rectangle {
             budget: panel.monitor.cacheBudget
             barColor: "#66bb6a"
         }
+        // Disk reads: now (the last second), the disk's speed while reading, and in all.
+        Column {
+            objectName: "diskReads"
+            Layout.fillWidth: true
+            visible: panel.monitor.streaming
+            spacing: 2
+            function rate(bytesPerSecond) {
+                return bytesPerSecond >= 1e9 ? (bytesPerSecond / 1e9).toFixed(2) + " GB/s"
+                                             : (bytesPerSecond / 1e6).toFixed(0) + " MB/s"
+            }
+            Row {
+                width: parent.width
+                Label { text: qsTr("Disk reads"); color: Theme.textDim; width: parent.width / 2 }
+                Label {
+                    objectName: "diskReadRate"
+                    width: parent.width / 2
+                    horizontalAlignment: Text.AlignRight
+                    color: Theme.text
+                    text: parent.parent.rate(panel.monitor.readRate)
+                }
+            }
+            Label {
+                width: parent.width
+                horizontalAlignment: Text.AlignRight
+                color: Theme.textDim
+                font.pixelSize: 11
+                text: qsTr("%1 while reading · %2 read").arg(parent.rate(panel.monitor.readThroughput))
+                      .arg((panel.monitor.bytesRead / 1073741824).toFixed(2) + " GiB")
+            }
+        }
         // Not streaming: the header shows the resident size (the snapshot counts experts twice there).
         Gauge {
             Layout.fillWidth: true

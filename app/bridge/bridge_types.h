@@ -111,7 +111,8 @@ struct TierData {
   qint64 pinnedBytes = 0, pinnedBudget = 0;
   qint64 cacheBytes = 0, cacheBudget = 0;
   qint64 residentBytes = 0;
-  qint64 bytesRead = 0;
+  qint64 bytesRead = 0;     // experts read from disk since the model was opened
+  double readSeconds = 0;   // time spent reading them (I/O threads' read batches)
 };
 
 // One token row and the experts each MoE layer sent it to (strata::RoutedToken).

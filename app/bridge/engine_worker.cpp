@@ -59,6 +59,7 @@ TierData toTierData(const TierSnapshot& s) {
   d.cacheBudget = s.cacheBudget;
   d.residentBytes = s.residentBytes;
   d.bytesRead = s.counters.bytesRead;
+  d.readSeconds = s.counters.readSeconds;
   return d;
 }
 

@@ -1,9 +1,13 @@
 #pragma once
 // What the "Inside the model" panel shows: the latest tier snapshot (for the heatmap and the
-// gauges) and the recent decode speed. Updated on the GUI thread from the bridge's signals.
+// gauges), the disk's read rate and the recent decode speed. Updated on the GUI thread from the
+// bridge's signals.
 #include <QtQml/qqmlregistration.h>
 
+#include <QElapsedTimer>
 #include <QObject>
+#include <QTimer>
+#include <deque>
 
 #include "bridge/bridge_types.h"
 
@@ -21,15 +25,24 @@ class TierMonitor : public QObject {
   Q_PROPERTY(double cacheBytes READ cacheBytes NOTIFY statsChanged)
   Q_PROPERTY(double cacheBudget READ cacheBudget NOTIFY statsChanged)
   Q_PROPERTY(double residentBytes READ residentBytes NOTIFY statsChanged)
+  // Expert bytes read from disk per second over the last second (0 once nothing was read for a
+  // while), per second of reading (the disk's speed as the reads see it), and in all.
+  Q_PROPERTY(double readRate READ readRate NOTIFY statsChanged)
+  Q_PROPERTY(double readThroughput READ readThroughput NOTIFY statsChanged)
+  Q_PROPERTY(double bytesRead READ bytesRead NOTIFY statsChanged)
   Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY speedChanged)
   Q_PROPERTY(QList<qreal> speedHistory READ speedHistory NOTIFY speedChanged)
 
  public:
   static constexpr int kHistoryLength = 60;
+  static constexpr qint64 kRateWindowMs = 1000;
+  static constexpr qint64 kRateIdleMs = 1500;  // no snapshot for this long: nothing is read
 
   explicit TierMonitor(QObject* parent = nullptr);
 
   void update(const TierData& data);
+  // As update(), at `msecs` on a monotonic clock (tests give the times).
+  void updateAt(const TierData& data, qint64 msecs);
   void addSpeedSample(double tokensPerSecond);
   const TierData& data() const { return data_; }
 
@@ -41,6 +54,11 @@ class TierMonitor : public QObject {
   double cacheBytes() const { return static_cast<double>(data_.cacheBytes); }
   double cacheBudget() const { return static_cast<double>(data_.cacheBudget); }
   double residentBytes() const { return static_cast<double>(data_.residentBytes); }
+  double readRate() const { return readRate_; }
+  double readThroughput() const {
+    return data_.readSeconds > 0 ? static_cast<double>(data_.bytesRead) / data_.readSeconds : 0.0;
+  }
+  double bytesRead() const { return static_cast<double>(data_.bytesRead); }
   double tokensPerSecond() const { return speed_; }
   QList<qreal> speedHistory() const { return history_; }
 
@@ -51,6 +69,10 @@ class TierMonitor : public QObject {
 
  private:
   TierData data_;
+  std::deque<std::pair<qint64, qint64>> reads_;  // (msecs, bytesRead) of the last second
+  double readRate_ = 0;
+  QElapsedTimer clock_;
+  QTimer idle_;  // zeroes the read rate when snapshots stop (decoding ended)
   double speed_ = 0;
   QList<qreal> history_;
 };

@@ -215,6 +215,34 @@ class TestHeatmapItem : public QObject {
     QCOMPARE(QColor(shot.pixel(250, 5)).rgb(), QColor(heatColor(0)).rgb());  // outside the mark
   }
 
+  // The disk's read rate: bytes over the last second of snapshots; per second of reading; zero
+  // once snapshots stop (nothing decodes); a reload counting from zero starts over.
+  void readRateCoversTheLastSecond() {
+    TierMonitor monitor;
+    TierData d;
+    d.streaming = true;
+    auto at = [&](qint64 ms, qint64 mb) {
+      d.bytesRead = mb * 1000000;
+      monitor.updateAt(d, ms);
+    };
+    at(0, 0);
+    QCOMPARE(monitor.readRate(), 0.0);
+    at(500, 50);
+    at(1000, 100);
+    QCOMPARE(monitor.readRate(), 100e6);
+    at(2000, 300);  // the last second: 100 -> 300 MB
+    QCOMPARE(monitor.readRate(), 200e6);
+    d.readSeconds = 0.5;
+    at(2100, 300);
+    QCOMPARE(monitor.readThroughput(), 600e6);
+    QCOMPARE(monitor.bytesRead(), 300e6);
+    QTRY_COMPARE_WITH_TIMEOUT(monitor.readRate(), 0.0, 3000);  // no snapshot for 1.5 s
+    d.readSeconds = 0;
+    at(9000, 0);  // another model
+    at(9500, 10);
+    QCOMPARE(monitor.readRate(), 20e6);
+  }
+
   void softwareRendererDrawsTheCells() {
     QQuickWindow window;
     window.resize(400, 200);
