@@ -60,9 +60,39 @@ Rectangle {
             topMargin: 12
             bottomMargin: 12
             reuseItems: false
+            // Stick to the bottom while the user is there. The view follows changes of the
+            // content (a new message, the last message growing as a reply streams or moved as
+            // the ones above it are laid out, the view resized), never changes of its contentHeight alone: with
+            // delegates of varying height that is an estimate (the laid-out items plus the
+            // average size of the others) which positioning itself changes, as it creates and
+            // releases delegates. Re-positioning synchronously on every contentHeight change
+            // re-estimated it again, without end, inside one frame's layout, once messages were
+            // taller than the view (a column narrower than about 200 px): a new delegate starts
+            // at its first line's height and grows when laid out, so each positioning released
+            // and created others. Now the end is positioned at most once per event-loop turn
+            // (once per frame while a reply streams), after the delegates' layout, and only
+            // when the content changed, so the view settles.
             property bool follow: true
-            onContentHeightChanged: if (follow) positionViewAtEnd()
-            onCountChanged: { follow = true; positionViewAtEnd() }
+            property bool contentChanged: false  // since the last positioning
+            function followEnd() {
+                if (!contentChanged) return
+                contentChanged = false
+                if (!follow || count === 0) return
+                // Scrolled to the last message's bottom as laid out, not to the estimated end:
+                // the items in view keep their places, only the ones above are estimated.
+                const last = itemAtIndex(count - 1)
+                if (last === null) { positionViewAtEnd(); return }
+                const end = last.y + last.height + bottomMargin - height
+                if (Math.abs(contentY - end) > 0.5) contentY = Math.max(end, originY - topMargin)
+            }
+            function contentDidChange() {
+                contentChanged = true
+                Qt.callLater(followEnd)  // calls in one turn are merged into one
+            }
+            onCountChanged: { follow = true; contentDidChange() }
+            onHeightChanged: contentDidChange()
+            onWidthChanged: contentDidChange()
+            onMovementStarted: follow = false
             onMovementEnded: follow = atYEnd
             ScrollBar.vertical: ScrollBar {}
 
@@ -70,6 +100,12 @@ Rectangle {
                 chat: view.chat
                 isLastAssistant: role === "assistant" && index === list.count - 1
                 isLastUser: index === view.chat.messages.lastUserRow
+                // Only the last message is watched: it grows as a reply streams, and moves when
+                // the messages above it are laid out. Others entering or leaving the cache
+                // buffer as the view positions itself do not move it.
+                readonly property bool isLast: index === list.count - 1
+                onHeightChanged: if (isLast) list.contentDidChange()
+                onYChanged: if (isLast) list.contentDidChange()
                 onEditRequested: (text) => {
                     composer.editing = true
                     composer.text = text

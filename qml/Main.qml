@@ -8,9 +8,13 @@ ApplicationWindow {
     required property AppController app
     width: 1360
     height: 820
-    // The side panels keep their widths and the chat column keeps room to wrap text: below about
-    // 200 px the message list relayouts without end (ChatView's follow-the-end binding).
-    minimumWidth: sidebar.Layout.minimumWidth + 1 + 360 + (inside.visible ? 1 + inside.Layout.minimumWidth : 0)
+    // Below 962 px the sidebar and the Inside panel do not both fit next to a chat column of
+    // 360 px: opening the Inside panel then hides the sidebar (closing it brings it back), so
+    // the chat column keeps at least 298 px at the minimum width.
+    minimumWidth: 640
+    readonly property bool roomForBothPanels:
+        width >= sidebar.Layout.minimumWidth + 1 + 360 + 1 + inside.Layout.minimumWidth
+    property bool insideOpen: true
     minimumHeight: 480
     visible: true
     title: qsTr("Strata")
@@ -39,7 +43,13 @@ ApplicationWindow {
     readonly property bool modelReady: app.engine.state === EngineBridge.Ready
 
     Shortcut { sequence: "Ctrl+N"; onActivated: window.app.chat.newConversation() }
-    Shortcut { sequence: "Ctrl+F"; onActivated: sidebar.focusSearch() }
+    Shortcut {
+        sequence: "Ctrl+F"
+        onActivated: {
+            if (!sidebar.visible) window.insideOpen = false
+            sidebar.focusSearch()
+        }
+    }
     Shortcut { sequence: "Esc"; enabled: window.app.chat.busy; onActivated: window.app.chat.stop() }
     Shortcut { sequence: "Ctrl+,"; onActivated: settingsDialog.open() }
 
@@ -49,13 +59,14 @@ ApplicationWindow {
 
         Sidebar {
             id: sidebar
+            visible: !window.insideOpen || window.roomForBothPanels
             Layout.preferredWidth: 260
             Layout.minimumWidth: 260
             Layout.fillHeight: true
             chat: window.app.chat
             transfer: window.app.transfer
         }
-        Rectangle { Layout.fillHeight: true; width: 1; color: Theme.border }
+        Rectangle { Layout.fillHeight: true; width: 1; color: Theme.border; visible: sidebar.visible }
 
         ColumnLayout {
             Layout.fillWidth: true
@@ -89,9 +100,9 @@ ApplicationWindow {
                     elide: Text.ElideRight
                 }
                 ToolButton {
-                    text: inside.visible ? qsTr("Hide inside view") : qsTr("Inside the model")
+                    text: window.insideOpen ? qsTr("Hide inside view") : qsTr("Inside the model")
                     Accessible.name: text
-                    onClicked: inside.visible = !inside.visible
+                    onClicked: window.insideOpen = !window.insideOpen
                 }
                 ToolButton {
                     text: qsTr("Settings")
@@ -120,6 +131,7 @@ ApplicationWindow {
         Rectangle { Layout.fillHeight: true; width: 1; color: Theme.border; visible: inside.visible }
         InsidePanel {
             id: inside
+            visible: window.insideOpen
             Layout.preferredWidth: 340
             Layout.minimumWidth: 340
             Layout.fillHeight: true
