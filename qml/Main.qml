@@ -136,6 +136,7 @@ ApplicationWindow {
             Layout.minimumWidth: 340
             Layout.fillHeight: true
             monitor: window.app.monitor
+            routing: window.app.routing
             speculation: window.app.speculation
             prefill: window.app.prefill
         }
