@@ -2,13 +2,14 @@
 """Synthetic chat corpus for Strata's bundled tiny model, and its held-out evaluation set.
 
     make_corpus.py --out DIR [--train N] [--seed S] [--eval-seed S] [--mix task=w,...]
-                   [--copy-curriculum F]
+                   [--copy-curriculum F] [--lookup-recall]
 
 A further-training corpus (train.py --init-from) keeps the bundled model's held-out set with
 --eval-seed 1234 and a new --seed; --mix reweights the tasks and --copy-curriculum makes that
 fraction of lookup rows short (2-19 lines) and of JSON rows use made-up names, so that copying
 from the prompt is the only way to answer (with only 40 real names the model memorised names
-instead of copying them). The defaults write the original corpus byte for byte.
+instead of copying them); --lookup-recall makes lookup answers think first, restating the line
+they copy. The defaults write the original corpus byte for byte.
 
 Writes into DIR:
   train.jsonl       one conversation per line: {"task", "messages", "enable_thinking"};
@@ -213,9 +214,12 @@ LOOKUP_QUESTIONS = ["What is the code for {k}?", "What value does {k} have?", "W
                     "Look up {k}.", "What number goes with {k}?"]
 
 
-def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0):
+def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, recall: bool = False):
     # Training may include short lists (a curriculum: the copy is learned where every line fits
     # in the indexer's top-k, then carries over to long lists); eval lists are always 20-40 lines.
+    # With recall the reasoning restates the line ("pini: 918"): written after a newline-free
+    # <think>, the key has the same tokens as in the list (the question's " pini" does not), so
+    # the value is a plain induction copy (match "pini: ", take what followed it).
     short = short_lists > 0 and not want_eval and rng.random() < short_lists
     n = rng.randint(2, 19) if short else rng.randint(20, 40)
     keys = rng.sample(EVAL_KEYS if want_eval else TRAIN_KEYS, n)
@@ -223,7 +227,8 @@ def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0):
     target = rng.randrange(n)
     lines = "\n".join(f"{k}: {v}" for k, v in zip(keys, values))
     question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(LOOKUP_QUESTIONS).format(k=keys[target])}"
-    return question, str(values[target]), None
+    reasoning = f"{keys[target]}: {values[target]}" if recall else None
+    return question, str(values[target]), reasoning
 
 
 # ------------------------------------------------------------------------------ JSON
@@ -311,10 +316,11 @@ def assistant_message(answer: str, reasoning: str | None, thinking: bool) -> dic
     return message
 
 
-def train_row(rng: random.Random, mix: dict, copy_curriculum: float) -> dict:
+def train_row(rng: random.Random, mix: dict, copy_curriculum: float, lookup_recall: bool) -> dict:
     task = rng.choices(list(mix), weights=list(mix.values()))[0]
     if task == "lookup":
-        question, answer, reasoning = lookup_item(rng, False, short_lists=copy_curriculum)
+        question, answer, reasoning = lookup_item(rng, False, short_lists=copy_curriculum,
+                                                  recall=lookup_recall)
     elif task == "json":
         question, answer, reasoning = json_item(rng, False, made_up_names=copy_curriculum)
     else:
@@ -381,13 +387,17 @@ def main():
     ap.add_argument("--copy-curriculum", type=float, default=0.0,
                     help="fraction of lookup rows with short (2-19 line) lists and of JSON rows with "
                     "made-up names, which make copying from the prompt necessary (0 = the original corpus)")
+    ap.add_argument("--lookup-recall", action="store_true",
+                    help="lookup answers think first, restating the list line they copy from "
+                    "('pini: 918'); off = the original corpus")
     ap.add_argument("--tokenizer-rows", type=int, default=40000,
                     help="how many training conversations go into tokenizer.txt")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
     mix = parse_mix(args.mix) if args.mix else TRAIN_MIX
-    train = [train_row(random.Random(f"{args.seed}:train:{i}"), mix, args.copy_curriculum)
+    train = [train_row(random.Random(f"{args.seed}:train:{i}"), mix, args.copy_curriculum,
+                       args.lookup_recall)
              for i in range(args.train)]
     evaluation = eval_rows(random.Random(f"{args.seed if args.eval_seed is None else args.eval_seed}:eval"))
 
