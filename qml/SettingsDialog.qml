@@ -70,6 +70,7 @@ Dialog {
             Caption { text: qsTr("Expert reads") }
             ComboBox {
                 objectName: "ioMode"
+                Layout.fillWidth: true
                 readonly property var modes: ["direct", "buffered", "uring"]
                 model: [qsTr("Direct I/O"), qsTr("Buffered (page cache)"), qsTr("io_uring")]
                 currentIndex: Math.max(0, modes.indexOf(dialog.settings.ioMode))
@@ -99,6 +100,7 @@ Dialog {
             Caption { text: qsTr("Kernels") }
             ComboBox {
                 objectName: "kernelPath"
+                Layout.fillWidth: true
                 readonly property var paths: ["auto", "dequantize"]
                 model: [qsTr("Integer (fastest the CPU has)"), qsTr("Exact (dequantize)")]
                 currentIndex: Math.max(0, paths.indexOf(dialog.settings.kernelPath))
