@@ -14,7 +14,8 @@ EngineSettings engineSettingsFor(const LoadRequest& r) {
   if (auto io = parseIoBackend(r.io.toStdString())) s.memory.io = *io;
   if (!r.dataDir.isEmpty()) s.memory.dataDirectory = std::filesystem::path(r.dataDir.toStdString());
   if (auto kv = parseKvPrecision(r.kvPrecision.toStdString())) s.kvPrecision = *kv;
-  s.kernelPath = r.kernelPath == QLatin1String("dequantize") ? KernelPath::Dequantize : KernelPath::Automatic;
+  s.kernelPath =
+      r.kernelPath == QLatin1String("dequantize") ? KernelPath::Dequantize : KernelPath::Automatic;
   return s;
 }
 

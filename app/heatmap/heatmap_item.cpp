@@ -150,9 +150,10 @@ QSGNode* HeatmapItem::updatePaintNode(QSGNode* old, UpdatePaintNodeData*) {
 
 QSGNode* HeatmapItem::markNodes() const {
   if (marks_.isEmpty() || !layers_) return nullptr;
-  const float top = std::max_element(marks_.begin(), marks_.end(), [](const Mark& a, const Mark& b) {
-                      return a.weight < b.weight;
-                    })->weight;
+  const float top =
+      std::max_element(marks_.begin(), marks_.end(), [](const Mark& a, const Mark& b) {
+        return a.weight < b.weight;
+      })->weight;
   const qreal cellW = width() / experts_;
   const qreal cellH = height() / layers_;
   const qreal heatH = cellH * (kRowsPerLayer - 1) / kRowsPerLayer;  // above the tier stripe
@@ -162,10 +163,12 @@ QSGNode* HeatmapItem::markNodes() const {
   const qreal rim = side >= 4 ? 1.0 : 0.0;
   auto* group = new QSGNode;
   for (const Mark& m : marks_) {
-    const QRectF square((m.expert + 0.5) * cellW - side / 2, m.row * cellH + (heatH - side) / 2, side, side);
+    const QRectF square((m.expert + 0.5) * cellW - side / 2, m.row * cellH + (heatH - side) / 2,
+                        side, side);
     const qreal alpha = top > 0 ? 0.55 + 0.45 * std::clamp(m.weight / top, 0.0f, 1.0f) : 1.0;
     if (rim > 0)
-      group->appendChildNode(new QSGSimpleRectNode(square.adjusted(-rim, -rim, rim, rim), QColor(16, 18, 26, 230)));
+      group->appendChildNode(
+          new QSGSimpleRectNode(square.adjusted(-rim, -rim, rim, rim), QColor(16, 18, 26, 230)));
     group->appendChildNode(new QSGSimpleRectNode(square, QColor::fromRgbF(1, 1, 1, alpha)));
   }
   return group;

@@ -23,7 +23,9 @@ void TierMonitor::updateAt(const TierData& data, qint64 msecs) {
   reads_.emplace_back(msecs, data.bytesRead);
   while (reads_.size() > 2 && reads_[1].first <= msecs - kRateWindowMs) reads_.pop_front();
   const auto& [t0, b0] = reads_.front();
-  readRate_ = msecs > t0 ? static_cast<double>(data.bytesRead - b0) * 1000.0 / static_cast<double>(msecs - t0) : 0.0;
+  readRate_ = msecs > t0 ? static_cast<double>(data.bytesRead - b0) * 1000.0 /
+                               static_cast<double>(msecs - t0)
+                         : 0.0;
   idle_.start();
   emit statsChanged();
   emit heatChanged();

@@ -62,12 +62,16 @@ PlanPreview MemoryPlanPreview::describe(const MemoryPlan& plan, const LoadReques
     p.rows.push_back(row(tr("Scratch"), size(plan.scratchBytes)));
     p.rows.push_back(row(tr("Pinned experts"), size(plan.pinnedBytes)));
     p.rows.push_back(row(tr("Expert cache"), size(plan.cacheBytes)));
-    p.rows.push_back(row(tr("Total"), tr("%1 of %2").arg(size(plan.totalBytes()), size(plan.budgetBytes))));
-    const int64_t held = plan.expertBytes > 0 ? (plan.pinnedBytes + plan.cacheBytes) / plan.expertBytes : 0;
-    p.summary = tr("Experts stream from disk: %1 of %2 fit in memory (%3 %).")
-                    .arg(QLocale().toString(std::min(held, plan.expertCount)))
-                    .arg(QLocale().toString(plan.expertCount))
-                    .arg(plan.expertCount ? 100.0 * std::min(held, plan.expertCount) / plan.expertCount : 0, 0, 'f', 1);
+    p.rows.push_back(
+        row(tr("Total"), tr("%1 of %2").arg(size(plan.totalBytes()), size(plan.budgetBytes))));
+    const int64_t held =
+        plan.expertBytes > 0 ? (plan.pinnedBytes + plan.cacheBytes) / plan.expertBytes : 0;
+    p.summary =
+        tr("Experts stream from disk: %1 of %2 fit in memory (%3 %).")
+            .arg(QLocale().toString(std::min(held, plan.expertCount)))
+            .arg(QLocale().toString(plan.expertCount))
+            .arg(plan.expertCount ? 100.0 * std::min(held, plan.expertCount) / plan.expertCount : 0,
+                 0, 'f', 1);
   } else {
     p.summary = plan.budgetBytes > 0
                     ? tr("The whole model fits the budget: every expert stays in memory.")

@@ -37,8 +37,9 @@ bool matches(int fd, const std::string& remoteAddr, int remotePort, const std::s
 
 }  // namespace
 
-std::optional<ClientConnection> ClientConnection::find(const std::string& remoteAddr, int remotePort,
-                                                       const std::string& localAddr, int localPort) {
+std::optional<ClientConnection> ClientConnection::find(const std::string& remoteAddr,
+                                                       int remotePort, const std::string& localAddr,
+                                                       int localPort) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
     const int fd = std::atoi(entry.path().filename().c_str());

@@ -1,8 +1,8 @@
 // The whole window with the tiny model: type a message, press Enter, see the reply stream in
 // and get stored; reopen the app and the conversation resumes from its KV cache. The Inside
 // panel's heatmap is live for the resident tiny model and marks the experts of the token chosen
-// in the routing trail. The Inside panel's speculative decoding block shows the engine's stats, and the setting in the Settings
-// dialog switches speculation live. The sidebar's export dialog starts at the conversation's
+// in the routing trail; its speculative decoding block shows the engine's stats, and the
+// setting in the Settings dialog switches speculation live. The sidebar's export dialog starts at the conversation's
 // title and writes the file; an import opens the new conversation. Code blocks are
 // syntax-highlighted in the theme's colours, and the theme setting switches them all live. The
 // window opens where it was left.
@@ -279,12 +279,13 @@ class TestChatUi : public QObject {
     auto* heatmap = qobject_cast<HeatmapItem*>(findItem(root, QStringLiteral("heatmap")));
     QVERIFY(heatmap);
     QVERIFY(heatmap->isVisible());
-    QCOMPARE(heatmap->layers(), 4);   // strata-tiny: MoE layers 1-4
+    QCOMPARE(heatmap->layers(), 4);  // strata-tiny: MoE layers 1-4
     QCOMPARE(heatmap->experts(), 32);
     RoutingMonitor* routing = w.app.routing();
     // Published with the stats after the reply: its last token (before the end token) last.
     QTRY_VERIFY_WITH_TIMEOUT(routing->tokens().size() >= 3, 5000);
-    QTRY_VERIFY_WITH_TIMEOUT(reply.endsWith(routing->tokens().mid(routing->tokens().size() - 3).join(QString())), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        reply.endsWith(routing->tokens().mid(routing->tokens().size() - 3).join(QString())), 5000);
     QCOMPARE(heatmap->marks().size(), 4 * 4);  // top-4 in each MoE layer
     QQuickItem* trail = findItem(root, QStringLiteral("routingTrail"));
     QVERIFY(trail);

@@ -88,24 +88,31 @@ class TestMemoryPlanPreview : public QObject {
     r.sessions = 3;
     // Room for what must fit, plus half of all the experts.
     r.memoryBudgetBytes = 1LL << 40;
-    const strata::MemoryPlan roomy = strata::Engine::plan(container_.toStdString(), engineSettingsFor(r));
+    const strata::MemoryPlan roomy =
+        strata::Engine::plan(container_.toStdString(), engineSettingsFor(r));
     r.memoryBudgetBytes = roomy.residentBytes + roomy.kvBytes + roomy.scratchBytes +
                           roomy.expertCount * roomy.expertBytes / 2;
     const PlanPreview p = MemoryPlanPreview::compute(r);
     QVERIFY2(p.fits, qPrintable(p.summary));
-    for (const char* name : {"Resident weights", "KV cache", "Scratch", "Pinned experts", "Expert cache", "Total"})
+    for (const char* name :
+         {"Resident weights", "KV cache", "Scratch", "Pinned experts", "Expert cache", "Total"})
       QVERIFY2(!rowValue(p, QString::fromLatin1(name)).startsWith(QLatin1Char('<')), name);
-    QVERIFY2(rowValue(p, QStringLiteral("KV cache")).endsWith(QStringLiteral("(4,096 tokens × 3 sessions)")),
+    QVERIFY2(rowValue(p, QStringLiteral("KV cache"))
+                 .endsWith(QStringLiteral("(4,096 tokens × 3 sessions)")),
              qPrintable(rowValue(p, QStringLiteral("KV cache"))));
-    const strata::MemoryPlan plan = strata::Engine::plan(container_.toStdString(), engineSettingsFor(r));
+    const strata::MemoryPlan plan =
+        strata::Engine::plan(container_.toStdString(), engineSettingsFor(r));
     QVERIFY(plan.streaming);
     QCOMPARE(plan.expertCount, int64_t{160});
-    const int64_t held = std::min<int64_t>(160, (plan.pinnedBytes + plan.cacheBytes) / plan.expertBytes);
-    QVERIFY2(p.summary.startsWith(QStringLiteral("Experts stream from disk: %1 of 160 fit").arg(held)),
-             qPrintable(p.summary));
+    const int64_t held =
+        std::min<int64_t>(160, (plan.pinnedBytes + plan.cacheBytes) / plan.expertBytes);
+    QVERIFY2(
+        p.summary.startsWith(QStringLiteral("Experts stream from disk: %1 of 160 fit").arg(held)),
+        qPrintable(p.summary));
     QCOMPARE(rowValue(p, QStringLiteral("Total")),
-             QStringLiteral("%1 of %2").arg(QLocale::c().formattedDataSize(plan.totalBytes(), 1),
-                                            QLocale::c().formattedDataSize(r.memoryBudgetBytes, 1)));
+             QStringLiteral("%1 of %2")
+                 .arg(QLocale::c().formattedDataSize(plan.totalBytes(), 1),
+                      QLocale::c().formattedDataSize(r.memoryBudgetBytes, 1)));
   }
 
   void tooSmallABudgetSaysWhy() {

@@ -31,7 +31,8 @@ void runSteps(strata::Session& session) {
 }
 
 // Records a step of one conversation (`sequence`) whose rows start at `start`.
-void record(RoutingRecorder& r, const void* sequence, int64_t start, const std::vector<int32_t>& tokens,
+void record(RoutingRecorder& r, const void* sequence, int64_t start,
+            const std::vector<int32_t>& tokens,
             const std::vector<std::vector<RoutingDecision>>& routes) {
   const std::vector<const void*> sequences(tokens.size(), sequence);
   std::vector<int64_t> positions(tokens.size());
@@ -140,7 +141,8 @@ class TestRouting : public QObject {
       const strata::RoutedToken& t = s.trail[i];
       QCOMPARE(t.token, fed[i]);
       QCOMPARE(t.position, static_cast<int64_t>(i));
-      QCOMPARE(t.step, i < kPrompt.size() ? int64_t{0} : static_cast<int64_t>(i - kPrompt.size() + 1));
+      QCOMPARE(t.step,
+               i < kPrompt.size() ? int64_t{0} : static_cast<int64_t>(i - kPrompt.size() + 1));
       QCOMPARE(t.experts.size(), s.layers.size() * perToken);
       auto& used = usedByStep[t.step];
       used.resize(s.layers.size());
@@ -182,7 +184,8 @@ class TestRouting : public QObject {
   void trailHoldsOnlyTheConversationsTokens() {
     strata::EngineSettings settings;
     settings.speculation.mtp = settings.speculation.ngram = strata::DrafterMode::On;
-    auto engine = strata::Engine::open(fs::path(STRATA_RESOURCES_DIR) / "models" / "strata-tiny", settings);
+    auto engine =
+        strata::Engine::open(fs::path(STRATA_RESOURCES_DIR) / "models" / "strata-tiny", settings);
     auto session = engine->newSession();
     const std::vector<int32_t> prompt = engine->tokenizer()->encode(
         "[gMASK]<sop><|user|>Count the letters in banana.<|assistant|><think>");
@@ -213,7 +216,8 @@ class TestRouting : public QObject {
     o.output = container;
     strata::convertModel(o);
     strata::EngineSettings settings;
-    settings.memory.budgetBytes = strata::Engine::plan(container).totalBytes();  // all fits; still streams
+    settings.memory.budgetBytes =
+        strata::Engine::plan(container).totalBytes();  // all fits; still streams
     settings.memory.contextTokens = 64;
     settings.memory.prefetch = false;
     auto engine = strata::Engine::open(container, settings);

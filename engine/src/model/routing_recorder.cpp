@@ -13,7 +13,8 @@ constexpr float kHeatDecay = 0.97857206f;  // 0.5^(1/32)
 
 }  // namespace
 
-RoutingRecorder::RoutingRecorder(std::vector<int> moeLayers, int expertsPerLayer, int expertsPerToken) {
+RoutingRecorder::RoutingRecorder(std::vector<int> moeLayers, int expertsPerLayer,
+                                 int expertsPerToken) {
   const size_t cells = moeLayers.size() * static_cast<size_t>(expertsPerLayer);
   state_.layers = std::move(moeLayers);
   state_.expertsPerLayer = expertsPerLayer;
@@ -22,21 +23,22 @@ RoutingRecorder::RoutingRecorder(std::vector<int> moeLayers, int expertsPerLayer
   lastUse_.assign(cells, -1);
 }
 
-void RoutingRecorder::record(std::span<const int32_t> tokens, std::span<const void* const> sequences,
+void RoutingRecorder::record(std::span<const int32_t> tokens,
+                             std::span<const void* const> sequences,
                              std::span<const int64_t> positions,
                              const std::vector<std::vector<RoutingDecision>>& routes) {
   const size_t layers = state_.layers.size();
   const int experts = state_.expertsPerLayer;
   const int perToken = state_.expertsPerToken;
   if (routes.size() != layers)
-    throw Error("routing recorder: a step has " + std::to_string(routes.size()) + " MoE layers, the model " +
-                std::to_string(layers));
+    throw Error("routing recorder: a step has " + std::to_string(routes.size()) +
+                " MoE layers, the model " + std::to_string(layers));
   if (sequences.size() != tokens.size() || positions.size() != tokens.size())
     throw Error("routing recorder: rows, sequences and positions differ in number");
   for (const std::vector<RoutingDecision>& layer : routes)
     if (layer.size() != tokens.size())
-      throw Error("routing recorder: a layer routed " + std::to_string(layer.size()) + " rows of a " +
-                  std::to_string(tokens.size()) + "-row step");
+      throw Error("routing recorder: a layer routed " + std::to_string(layer.size()) +
+                  " rows of a " + std::to_string(tokens.size()) + "-row step");
   std::lock_guard lock(mutex_);
   const int64_t step = state_.steps++;
   for (float& h : state_.heat) h *= kHeatDecay;
@@ -62,7 +64,8 @@ void RoutingRecorder::record(std::span<const int32_t> tokens, std::span<const vo
       const RoutingDecision& d = routes[k][row];
       std::vector<size_t> order(d.experts.size());
       std::iota(order.begin(), order.end(), size_t{0});
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return d.weights[a] > d.weights[b]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return d.weights[a] > d.weights[b]; });
       for (size_t i : order) {
         t.experts.push_back(d.experts[i]);
         t.weights.push_back(d.weights[i]);
@@ -75,7 +78,9 @@ void RoutingRecorder::record(std::span<const int32_t> tokens, std::span<const vo
 
 void RoutingRecorder::forget(const void* sequence, int64_t length) {
   std::lock_guard lock(mutex_);
-  std::erase_if(trail_, [&](const TrailRow& r) { return r.sequence == sequence && r.token.position >= length; });
+  std::erase_if(trail_, [&](const TrailRow& r) {
+    return r.sequence == sequence && r.token.position >= length;
+  });
 }
 
 RoutingSnapshot RoutingRecorder::snapshot() const {

@@ -22,7 +22,8 @@ class RoutingRecorder {
   // One forward step: `routes[k][row]` is MoE layer k's decision for row `row` of `tokens`;
   // the row is at `positions[row]` of the conversation `sequences[row]` identifies (its KV cache).
   void record(std::span<const int32_t> tokens, std::span<const void* const> sequences,
-              std::span<const int64_t> positions, const std::vector<std::vector<RoutingDecision>>& routes);
+              std::span<const int64_t> positions,
+              const std::vector<std::vector<RoutingDecision>>& routes);
   // The conversation `sequence` was cut to `length` tokens: its later rows leave the trail.
   void forget(const void* sequence, int64_t length);
   RoutingSnapshot snapshot() const;

@@ -43,8 +43,9 @@ std::vector<float> Transformer::embed(std::span<const int32_t> tokens) const {
 }
 
 // §3.1: a = x + Attn(RMSNorm_in(x)); out = a + MLP(RMSNorm_post(a)).
-std::vector<RoutingDecision> Transformer::decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x,
-                               int64_t rows, const std::vector<SequenceStep>& sequences) const {
+std::vector<RoutingDecision> Transformer::decoderLayer(
+    const LayerWeights& layer, const LayerWeights* next, float* x, int64_t rows,
+    const std::vector<SequenceStep>& sequences) const {
   const ModelConfig& c = config();
   const int64_t hidden = c.hiddenSize;
   const size_t size = static_cast<size_t>(rows * hidden);

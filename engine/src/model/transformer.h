@@ -60,8 +60,9 @@ class Transformer {
  private:
   // `next`: the following MoE layer (its experts are prefetched), or nullptr. Returns the MLP's
   // routing of each row (empty for a dense layer).
-  std::vector<RoutingDecision> decoderLayer(const LayerWeights& layer, const LayerWeights* next, float* x, int64_t rows,
-                    const std::vector<SequenceStep>& sequences) const;
+  std::vector<RoutingDecision> decoderLayer(const LayerWeights& layer, const LayerWeights* next,
+                                            float* x, int64_t rows,
+                                            const std::vector<SequenceStep>& sequences) const;
   std::vector<float> embed(std::span<const int32_t> tokens) const;
 
   ModelContext context_;
