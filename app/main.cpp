@@ -14,6 +14,7 @@
 #include "shell/app_controller.h"
 #include "shell/app_log.h"
 #include "shell/command_line.h"
+#include "shell/frame_bench.h"
 #include "shell/model_location.h"
 #include "shell/screenshot.h"
 #include "shell/window_memory.h"
@@ -30,30 +31,36 @@ int main(int argc, char* argv[]) {
   QGuiApplication::setDesktopFileName(QStringLiteral("io.strata.Strata"));
   const strata::app::CommandLine cl = strata::app::parseCommandLine(app);
 
-  // Screenshots are drawn by the software renderer: the same pixels with or without a GPU.
-  if (!cl.screenshotFile.isEmpty()) QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
+  // Screenshots are drawn by the software renderer: the same pixels with or without a GPU. So
+  // is the frame benchmark on the offscreen platform, which has no OpenGL.
+  const bool offscreen = QGuiApplication::platformName() == QLatin1String("offscreen");
+  if (!cl.screenshotFile.isEmpty() || (cl.benchFrames && offscreen))
+    QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
   QQuickStyle::setStyle(QStringLiteral("Basic"));
 
-  QTemporaryDir demoDir;  // the demo stores nothing in the user's folders
+  // The demo and the frame benchmark store nothing in the user's folders.
+  QTemporaryDir demoDir;
+  const bool temporary = cl.demo || cl.benchFrames;
   strata::app::AppOptions options;
   options.demo = cl.demo;
-  options.dataDir = cl.demo ? demoDir.path()
+  options.dataDir = temporary ? demoDir.path()
                     : !cl.dataDir.isEmpty()
                         ? cl.dataDir
                         : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-  // The demo writes nothing to the user's folders, its log included.
-  if (!cl.demo)
+  // The demo writes nothing to the user's folders, its log included; the benchmark's warnings
+  // stay on stderr.
+  if (!temporary)
     if (const QString error = strata::app::startAppLog(options.dataDir); !error.isEmpty())
       qWarning("%s (the log goes to stderr only)", qPrintable(error));
   options.settingsFile =
-      cl.demo ? demoDir.filePath(QStringLiteral("settings.ini")) : cl.settingsFile;
+      temporary ? demoDir.filePath(QStringLiteral("settings.ini")) : cl.settingsFile;
   options.defaultModelFolder =
       strata::app::bundledModelFolder(QCoreApplication::applicationDirPath());
   strata::app::AppController controller(options);
   if (!cl.theme.isEmpty()) controller.settings()->setTheme(cl.theme);
 
   // The window opens where it was left, but screenshots and the demo always look the same.
-  const bool rememberWindow = !cl.demo && cl.screenshotFile.isEmpty();
+  const bool rememberWindow = !temporary && cl.screenshotFile.isEmpty();
   QVariantMap initial{{QStringLiteral("app"), QVariant::fromValue(&controller)}};
   if (rememberWindow)
     initial.insert(strata::app::restoredWindowProperties(*controller.settings(),
@@ -75,6 +82,7 @@ int main(int argc, char* argv[]) {
     QObject::connect(
         controller.engine(), &strata::app::EngineBridge::loaded, controller.chat(),
         [&controller, text = cl.send] { controller.chat()->send(text); }, Qt::SingleShotConnection);
+  if (cl.benchFrames) strata::app::startFrameBench(window, &controller, {cl.benchSeconds, cl.json});
   controller.loadModel();
   if (!cl.screenshotFile.isEmpty())
     strata::app::scheduleScreenshot(window, cl.screenshotFile, cl.afterMs);

@@ -111,6 +111,10 @@ void ChatController::startReply() {
 
 void ChatController::onDelta(quint64 id, const QString& text, int, double tokensPerSecond) {
   if (id != replyId_) return;
+  applyReplyDelta(text, tokensPerSecond);
+}
+
+void ChatController::applyReplyDelta(const QString& text, double tokensPerSecond) {
   messages_->appendReplyDelta(text);
   if (monitor_ && tokensPerSecond > 0) monitor_->addSpeedSample(tokensPerSecond);
 }

@@ -53,6 +53,11 @@ class ChatController : public QObject {
   Q_INVOKABLE void deleteConversation(qint64 id);
   void setNotice(const QString& notice);
   void setTitle(const QString& title);  // demo content
+  // Applies a streamed piece of the reply to the last message (already begun with
+  // MessageListModel::beginReply), as every replyDelta of a reply started here is applied.
+  // Public for the responsiveness benchmark (shell/frame_bench), which streams replies to
+  // short prompts of its own into a long conversation that the model is not sent.
+  void applyReplyDelta(const QString& text, double tokensPerSecond);
 
  signals:
   void conversationChanged();

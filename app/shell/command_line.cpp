@@ -34,7 +34,18 @@ CommandLine parseCommandLine(const QGuiApplication& app) {
       QStringLiteral("theme"),
       QStringLiteral("Switch the theme to THEME (system, light or dark), as Settings does."),
       QStringLiteral("THEME"));
-  parser.addOptions({screenshot, after, demo, dataDir, settings, send, theme});
+  const QCommandLineOption benchFrames(
+      QStringLiteral("bench-frames"),
+      QStringLiteral("Measure frame times while replies stream into a 50,000-character "
+                     "conversation (temporary data and settings), print them and exit."));
+  const QCommandLineOption json(QStringLiteral("json"),
+                                QStringLiteral("With --bench-frames: print one JSON object."));
+  const QCommandLineOption seconds(
+      QStringLiteral("seconds"),
+      QStringLiteral("With --bench-frames: measure for N seconds (default 10)."),
+      QStringLiteral("N"), QStringLiteral("10"));
+  parser.addOptions(
+      {screenshot, after, demo, dataDir, settings, send, theme, benchFrames, json, seconds});
   parser.process(app);
 
   CommandLine c;
@@ -56,6 +67,15 @@ CommandLine parseCommandLine(const QGuiApplication& app) {
            .contains(c.theme)) {
     std::fprintf(stderr, "strata: --theme must be system, light or dark, not '%s'\n",
                  qPrintable(c.theme));
+    std::exit(2);
+  }
+  c.benchFrames = parser.isSet(benchFrames);
+  c.json = parser.isSet(json);
+  c.benchSeconds = parser.value(seconds).toInt(&ok);
+  if (!ok || c.benchSeconds < 1) {
+    std::fprintf(stderr,
+                 "strata: --seconds must be a whole number of seconds (1 or more), not '%s'\n",
+                 qPrintable(parser.value(seconds)));
     std::exit(2);
   }
   return c;
