@@ -60,6 +60,13 @@ Rectangle {
             topMargin: 12
             bottomMargin: 12
             reuseItems: false
+            // Delegates are kept this far beyond the view (default 320 px). A message created
+            // just above the view starts shorter than it is and grows once laid out, pushing the
+            // ones below it down; with the end followed, a last message pushed out of a 320 px
+            // buffer was destroyed and made again at the end, with the ones above it, every frame
+            // while a reply waited for its first token (about 400 delegates a second at the end
+            // of a 50,000-character conversation). With room for such a push nothing is remade.
+            cacheBuffer: 1600
             // Stick to the bottom while the user is there. The view follows changes of the
             // content (a new message, the last message growing as a reply streams or moved as
             // the ones above it are laid out, the view resized), never changes of its contentHeight alone: with

@@ -16,76 +16,84 @@ Column {
         property bool code
         property string language
         width: view.width
-        implicitHeight: code ? codeBox.height : prose.implicitHeight
-        Text {
-            id: prose
-            visible: !block.code
+        implicitHeight: content.item ? content.item.implicitHeight : 0
+        // Prose is one Text; only a code block gets the box with its header, copy button and
+        // editor. (Creating those, hidden, for every paragraph made each block that froze while a
+        // reply streamed cost a few milliseconds of the GUI thread.)
+        Loader {
+            id: content
             width: parent.width
-            text: block.code ? "" : block.source
-            textFormat: Text.MarkdownText
-            wrapMode: Text.Wrap
-            color: Theme.text
-            linkColor: Theme.accent
-            font.pixelSize: Theme.fontSize
-            onLinkActivated: (link) => Qt.openUrlExternally(link)
+            sourceComponent: block.code ? codeBox : prose
         }
-        Rectangle {
+        Component {
+            id: prose
+            Text {
+                text: block.source
+                textFormat: Text.MarkdownText
+                wrapMode: Text.Wrap
+                color: Theme.text
+                linkColor: Theme.accent
+                font.pixelSize: Theme.fontSize
+                onLinkActivated: (link) => Qt.openUrlExternally(link)
+            }
+        }
+        Component {
             id: codeBox
-            visible: block.code
-            width: parent.width
-            height: visible ? codeText.implicitHeight + header.height + 20 : 0
-            radius: Theme.radius
-            color: Theme.code
-            border.color: Theme.border
-            Row {
-                id: header
-                x: 10; y: 6
-                width: parent.width - 20
-                height: 22
-                Label {
-                    width: parent.width - copyCode.width
-                    anchors.verticalCenter: parent.verticalCenter
-                    text: block.language.length ? block.language : qsTr("code")
-                    color: Theme.textDim
-                    font.pixelSize: 12
-                }
-                Button {
-                    id: copyCode
-                    text: qsTr("Copy")
-                    flat: true
-                    font.pixelSize: 12
+            Rectangle {
+                implicitHeight: codeText.implicitHeight + header.height + 20
+                radius: Theme.radius
+                color: Theme.code
+                border.color: Theme.border
+                Row {
+                    id: header
+                    x: 10; y: 6
+                    width: parent.width - 20
                     height: 22
-                    Accessible.name: qsTr("Copy the code")
-                    onClicked: view.chat.copyText(block.source)
+                    Label {
+                        width: parent.width - copyCode.width
+                        anchors.verticalCenter: parent.verticalCenter
+                        text: block.language.length ? block.language : qsTr("code")
+                        color: Theme.textDim
+                        font.pixelSize: 12
+                    }
+                    Button {
+                        id: copyCode
+                        text: qsTr("Copy")
+                        flat: true
+                        font.pixelSize: 12
+                        height: 22
+                        Accessible.name: qsTr("Copy the code")
+                        onClicked: view.chat.copyText(block.source)
+                    }
                 }
-            }
-            TextEdit {
-                id: codeText
-                objectName: "codeText"
-                x: 10
-                y: header.y + header.height + 4
-                width: parent.width - 20
-                text: block.code ? block.source : ""
-                textFormat: TextEdit.PlainText
-                wrapMode: TextEdit.WrapAnywhere
-                readOnly: true
-                selectByMouse: true
-                activeFocusOnPress: false
-                font.family: Theme.mono
-                font.pixelSize: 13
-                color: Theme.codeText
-                selectionColor: Theme.accent
-                selectedTextColor: Theme.accentText
-            }
-            CodeHighlight {
-                document: block.code ? codeText.textDocument : null
-                language: block.language
-                keywordColor: Theme.codeKeyword
-                stringColor: Theme.codeString
-                numberColor: Theme.codeNumber
-                commentColor: Theme.codeComment
-                typeColor: Theme.codeType
-                functionColor: Theme.codeFunction
+                TextEdit {
+                    id: codeText
+                    objectName: "codeText"
+                    x: 10
+                    y: header.y + header.height + 4
+                    width: parent.width - 20
+                    text: block.source
+                    textFormat: TextEdit.PlainText
+                    wrapMode: TextEdit.WrapAnywhere
+                    readOnly: true
+                    selectByMouse: true
+                    activeFocusOnPress: false
+                    font.family: Theme.mono
+                    font.pixelSize: 13
+                    color: Theme.codeText
+                    selectionColor: Theme.accent
+                    selectedTextColor: Theme.accentText
+                }
+                CodeHighlight {
+                    document: codeText.textDocument
+                    language: block.language
+                    keywordColor: Theme.codeKeyword
+                    stringColor: Theme.codeString
+                    numberColor: Theme.codeNumber
+                    commentColor: Theme.codeComment
+                    typeColor: Theme.codeType
+                    functionColor: Theme.codeFunction
+                }
             }
         }
     }

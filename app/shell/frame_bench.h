@@ -4,7 +4,8 @@
 // sent it), then streams replies at full speed through the real path (EngineBridge's worker,
 // coalesced deltas, ChatController::applyReplyDelta) into the conversation's last assistant
 // message, chaining short prompts until the time is up, and records the intervals between the
-// window's frameSwapped signals. Prints a summary (or one JSON object) and quits: exit code 0
+// window's frameSwapped signals, and (Linux) the GUI thread's CPU time in each, which tells its
+// own work from waiting for a core. Prints a summary (or one JSON object) and quits: exit code 0
 // whether or not the target is met, 1 if the benchmark could not run (the reason on stderr).
 #include <QString>
 #include <QtGlobal>

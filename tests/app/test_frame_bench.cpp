@@ -88,6 +88,13 @@ class TestFrameBench : public QObject {
     QCOMPARE(o.value(QStringLiteral("ratio")).toDouble(), p99 / 25.0);
     QCOMPARE(o.value(QStringLiteral("pass")).toBool(), p99 < 25.0);
     QCOMPARE(o.value(QStringLiteral("platform")).toString(), QStringLiteral("offscreen"));
+#ifdef Q_OS_LINUX
+    // The GUI thread's CPU time per interval (what it did, against how long it took).
+    QVERIFY(o.contains(QStringLiteral("gui_cpu_p99_ms")));
+    QVERIFY(o.value(QStringLiteral("gui_cpu_median_ms")).toDouble() > 0);
+    QVERIFY(o.value(QStringLiteral("gui_cpu_p99_ms")).toDouble() >=
+            o.value(QStringLiteral("gui_cpu_median_ms")).toDouble());
+#endif
 
     QDirIterator files(home.path(), QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
     QVERIFY2(!files.hasNext(), qPrintable(files.hasNext() ? files.next() : QString()));
