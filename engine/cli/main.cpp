@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "openmp_wait_policy.h"
+#include "strata/openmp_wait_policy.h"
 
 namespace {
 
@@ -174,7 +174,7 @@ std::string usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  strata::cli::ensurePassiveOpenMpWaiting(argv);
+  strata::ensurePassiveOpenMpWaiting(argv);
   std::string name = argc > 1 ? argv[1] : "help";
   int first = 2;  // where options start; two-word commands ("bench kernels") take one more
   if (argc > 2 && argv[2][0] != '-' && name == "bench") name.append(" ").append(argv[first++]);
