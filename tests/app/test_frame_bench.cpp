@@ -78,7 +78,7 @@ class TestFrameBench : public QObject {
     QVERIFY(o.value(QStringLiteral("frames")).toInt() > 0);
     QVERIFY(o.value(QStringLiteral("tokens")).toInt() > 0);
     QVERIFY(o.value(QStringLiteral("conversation_chars")).toInt() >= 50000);
-    QVERIFY(o.value(QStringLiteral("seconds")).toDouble() >= 2.0);
+    QVERIFY(o.value(QStringLiteral("seconds")).toDouble() > 1.9);  // --seconds 2
     const double median = o.value(QStringLiteral("median_ms")).toDouble();
     const double p90 = o.value(QStringLiteral("p90_ms")).toDouble();
     const double p99 = o.value(QStringLiteral("p99_ms")).toDouble();
