@@ -183,22 +183,22 @@ Rectangle {
                     x: parent.width - width
                     spacing: 3
                     Repeater {
-                        model: panel.routing ? panel.routing.tokens : []
+                        model: panel.routing ? panel.routing.trail : null
                         delegate: Rectangle {
                             id: chip
                             required property int index
-                            required property string modelData
+                            required property string text
                             readonly property bool shown: index === panel.routing.shownIndex
                             width: chipText.implicitWidth + 10
                             height: 20
                             radius: 4
                             color: shown ? Theme.accent : Theme.surface
                             Accessible.role: Accessible.Button
-                            Accessible.name: qsTr("Show the experts of token %1").arg(modelData)
+                            Accessible.name: qsTr("Show the experts of token %1").arg(text)
                             Label {
                                 id: chipText
                                 anchors.centerIn: parent
-                                text: chip.modelData
+                                text: chip.text
                                 font.family: Theme.mono
                                 font.pixelSize: 11
                                 color: chip.shown ? Theme.accentText : Theme.text

@@ -119,6 +119,7 @@ struct TierData {
 struct RoutedTokenData {
   QString text;            // the token as text, whitespace made visible
   qint64 step = 0;         // the forward step that computed it
+  qint64 position = 0;     // its position in its conversation
   QVector<int> experts;    // [layers x expertsPerToken], each layer's by descending gate weight
   QVector<float> weights;  // their gate weights
   bool operator==(const RoutedTokenData&) const = default;

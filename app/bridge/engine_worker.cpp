@@ -76,7 +76,7 @@ RoutingData toRoutingData(const RoutingSnapshot& s, const Tokenizer* tokenizer) 
   d.layers = QVector<int>(s.layers.begin(), s.layers.end());
   d.expertsPerToken = s.expertsPerToken;
   for (const RoutedToken& t : s.trail)
-    d.trail.push_back({tokenLabel(tokenizer, t.token), t.step,
+    d.trail.push_back({tokenLabel(tokenizer, t.token), t.step, t.position,
                        QVector<int>(t.experts.begin(), t.experts.end()),
                        QVector<float>(t.weights.begin(), t.weights.end())});
   return d;

@@ -13,7 +13,12 @@ void RoutingMonitor::update(const RoutingData& data) {
   const RoutedTokenData* after = shown();
   const bool shownMoved =
       shownBefore.has_value() != (after != nullptr) || (after && !(*shownBefore == *after));
-  if (trailMoved) emit trailChanged();
+  if (trailMoved) {
+    QList<TokenTrailModel::Token> tokens;
+    for (const RoutedTokenData& t : data_.trail) tokens.push_back({t.text, t.step, t.position});
+    trail_.update(tokens);
+    emit trailChanged();
+  }
   if (trailMoved || shownMoved) emit shownChanged();  // a held token's index moves with the trail
 }
 

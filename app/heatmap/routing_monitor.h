@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "bridge/bridge_types.h"
+#include "heatmap/token_trail_model.h"
 
 namespace strata::app {
 
@@ -17,6 +18,8 @@ class RoutingMonitor : public QObject {
   QML_ELEMENT
   QML_UNCREATABLE("owned by the app")
   Q_PROPERTY(QStringList tokens READ tokens NOTIFY trailChanged)
+  // The same tokens as a list model (role "text") that changes by rows, for the chips.
+  Q_PROPERTY(QAbstractItemModel* trail READ trail CONSTANT)
   // The trail index of the token the heatmap marks; -1 when a held one has left the trail.
   Q_PROPERTY(int shownIndex READ shownIndex NOTIFY shownChanged)
   Q_PROPERTY(bool following READ following NOTIFY shownChanged)
@@ -32,6 +35,7 @@ class RoutingMonitor : public QObject {
   Q_INVOKABLE void follow();
 
   QStringList tokens() const;
+  QAbstractItemModel* trail() { return &trail_; }
   int shownIndex() const;
   bool following() const { return !held_; }
   QString shownText() const;
@@ -46,6 +50,7 @@ class RoutingMonitor : public QObject {
 
  private:
   RoutingData data_;
+  TokenTrailModel trail_;
   std::optional<RoutedTokenData> held_;
 };
 

@@ -67,6 +67,7 @@ RoutingData demoRouting(const TierData& tiers) {
     RoutedTokenData t;
     t.text = words[w];
     t.step = 1000 + w;
+    t.position = 3400 + w;
     for (int l = 0; l < tiers.layers; ++l) {
       std::vector<int> hottest(static_cast<size_t>(tiers.experts));
       for (int e = 0; e < tiers.experts; ++e) hottest[static_cast<size_t>(e)] = e;

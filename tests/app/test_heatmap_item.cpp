@@ -31,8 +31,8 @@ RoutingData twoTokens() {
   RoutingData d;
   d.layers = {1, 2};
   d.expertsPerToken = 2;
-  d.trail = {{QStringLiteral("Hel"), 7, {3, 0, 1, 2}, {1.5f, 1.0f, 2.0f, 0.5f}},
-             {QStringLiteral("lo"), 8, {2, 1, 0, 3}, {1.25f, 1.25f, 2.25f, 0.25f}}};
+  d.trail = {{QStringLiteral("Hel"), 7, 20, {3, 0, 1, 2}, {1.5f, 1.0f, 2.0f, 0.5f}},
+             {QStringLiteral("lo"), 8, 21, {2, 1, 0, 3}, {1.25f, 1.25f, 2.25f, 0.25f}}};
   return d;
 }
 
@@ -135,7 +135,7 @@ class TestHeatmapItem : public QObject {
     QCOMPARE(routing.shownText(), QStringLiteral("Hel"));
     QCOMPARE(routing.shownIndex(), 0);
     RoutingData next = twoTokens();
-    next.trail.push_back({QStringLiteral("!"), 9, {0, 1, 2, 3}, {1, 1, 1, 1}});
+    next.trail.push_back({QStringLiteral("!"), 9, 22, {0, 1, 2, 3}, {1, 1, 1, 1}});
     routing.update(next);
     QCOMPARE(routing.shownText(), QStringLiteral("Hel"));  // still held
     next.trail.removeFirst();
@@ -147,6 +147,44 @@ class TestHeatmapItem : public QObject {
     QCOMPARE(routing.shownText(), QStringLiteral("!"));
     routing.hold(5);  // out of range: ignored
     QVERIFY(routing.following());
+  }
+
+  // The chips' model follows the trail by rows: tokens that left are removed at the front, new
+  // ones appended; a trail with nothing in common (another conversation) resets it.
+  void trailModelChangesByRows() {
+    RoutingMonitor routing;
+    QAbstractItemModel* model = routing.trail();
+    QSignalSpy inserted(model, &QAbstractItemModel::rowsInserted);
+    QSignalSpy removed(model, &QAbstractItemModel::rowsRemoved);
+    QSignalSpy reset(model, &QAbstractItemModel::modelReset);
+    routing.update(twoTokens());
+    QCOMPARE(model->rowCount(), 2);
+    QCOMPARE(inserted.count(), 1);
+    RoutingData next = twoTokens();
+    next.trail.removeFirst();
+    next.trail.push_back({QStringLiteral("!"), 9, 22, {0, 1, 2, 3}, {1, 1, 1, 1}});
+    next.trail.push_back({QStringLiteral("?"), 10, 23, {0, 1, 2, 3}, {1, 1, 1, 1}});
+    routing.update(next);
+    QCOMPARE(removed.count(), 1);
+    QCOMPARE(removed.last().at(1).toInt(), 0);  // first row
+    QCOMPARE(removed.last().at(2).toInt(), 0);  // last row
+    QCOMPARE(inserted.count(), 2);
+    QCOMPARE(inserted.last().at(1).toInt(), 1);
+    QCOMPARE(inserted.last().at(2).toInt(), 2);
+    QCOMPARE(reset.count(), 0);
+    QStringList texts;
+    for (int r = 0; r < model->rowCount(); ++r)
+      texts << model->data(model->index(r, 0), TokenTrailModel::TextRole).toString();
+    QCOMPARE(texts, (QStringList{QStringLiteral("lo"), QStringLiteral("!"), QStringLiteral("?")}));
+    QCOMPARE(texts, routing.tokens());
+
+    RoutingData other;
+    other.layers = {1, 2};
+    other.expertsPerToken = 2;
+    other.trail = {{QStringLiteral("new"), 1, 0, {0, 1, 2, 3}, {1, 1, 1, 1}}};
+    routing.update(other);
+    QCOMPARE(reset.count(), 1);
+    QCOMPARE(model->rowCount(), 1);
   }
 
   // Marks land on the shown token's experts, mapped to the heatmap's rows by layer index (a
