@@ -38,11 +38,13 @@ Column {
             }
         }
     }
+    // By count: the rows stay while the stats update (a list model would rebuild them all).
     Repeater {
-        model: block.monitor ? block.monitor.drafters : []
+        model: block.monitor ? block.monitor.drafters.length : 0
         delegate: Row {
             id: row
-            required property var modelData
+            required property int index
+            readonly property var modelData: block.monitor.drafters[index] || ({})
             objectName: "drafter_" + modelData.name
             Rectangle {
                 width: 8; height: 8; radius: 4

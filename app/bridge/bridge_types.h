@@ -145,11 +145,13 @@ struct DrafterData {
   double acceptance = 0;  // of the first draft token per round
   double tokensPerForward = 0;
   double speedup = 0;  // measured; 0: unknown
+  bool operator==(const DrafterData&) const = default;
 };
 
 // Every drafter the model has (no "mtp" without an MTP layer), in the engine's order.
 struct SpeculationData {
   QList<DrafterData> drafters;
+  bool operator==(const SpeculationData&) const = default;
 };
 
 }  // namespace strata::app

@@ -19,6 +19,7 @@ QString labelOf(const QString& name) {
 SpeculationMonitor::SpeculationMonitor(QObject* parent) : QObject(parent) {}
 
 void SpeculationMonitor::update(const SpeculationData& data) {
+  if (data == data_) return;  // published ten times a second, mostly unchanged
   data_ = data;
   emit statsChanged();
 }
