@@ -5,10 +5,14 @@
 // connection is found by its addresses instead: the socket of this process whose local and
 // peer addresses are the request's (found once, in /proc/self/fd), which reads as end-of-file
 // once the client has closed it. httplib keeps it open until the handler returns.
+#include <chrono>
 #include <optional>
 #include <string>
 
 namespace strata::server {
+
+// How often a request waiting for its job looks whether its client is still there.
+inline constexpr std::chrono::milliseconds kClientCheckInterval{25};
 
 class ClientConnection {
  public:

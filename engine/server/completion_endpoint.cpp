@@ -21,9 +21,6 @@ void respondJson(httplib::Response& response, int status, const Json& body) {
                        "application/json");
 }
 
-// How often a non-streaming request looks whether its client is still there.
-constexpr auto kClientCheck = std::chrono::milliseconds(25);
-
 // Waits for a non-streaming job; cancels it at the deadline, or when its client hangs up (then
 // nothing is answered: there is nobody to answer).
 Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
@@ -42,7 +39,7 @@ Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
       clientGone = true;
     }
     const auto until = timedOut || clientGone ? now + std::chrono::seconds(1)
-                                              : std::min(c.deadline, now + kClientCheck);
+                                              : std::min(c.deadline, now + kClientCheckInterval);
     p = c.job->wait(until);
   }
   if (clientGone) throw ApiError(499, "the client closed the connection", "", "client_closed");
@@ -131,14 +128,14 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
                        std::to_string(load.queueCapacity) + "); retry later",
                    "", "server_busy");
   }
+  auto client = ClientConnection::find(request.remote_addr, request.remote_port,
+                                       request.local_addr, request.local_port);
   if (!c.request.stream) {
-    const auto client = ClientConnection::find(request.remote_addr, request.remote_port,
-                                               request.local_addr, request.local_port);
     respondJson(response, 200, finishedResponse(c, scheduler_, client));
     return;
   }
-  auto stream =
-      std::make_shared<CompletionStream>(std::move(c), scheduler_, settings_.keepAliveSeconds);
+  auto stream = std::make_shared<CompletionStream>(std::move(c), scheduler_,
+                                                   settings_.keepAliveSeconds, std::move(client));
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(
       "text/event-stream",

@@ -18,12 +18,13 @@ std::string dumpJson(const Json& j) {
 }  // namespace
 
 CompletionStream::CompletionStream(AdmittedCompletion completion, Scheduler& scheduler,
-                                   double keepAliveSeconds)
+                                   double keepAliveSeconds, std::optional<ClientConnection> client)
     : c_(std::move(completion)),
       scheduler_(scheduler),
       keepAlive_(keepAliveSeconds),
       reply_(c_.request.enableThinking),
-      lastWrite_(Job::Clock::now()) {}
+      lastWrite_(Job::Clock::now()),
+      client_(std::move(client)) {}
 
 CompletionStream::~CompletionStream() { scheduler_.cancel(c_.job); }
 
@@ -120,7 +121,12 @@ bool CompletionStream::provide(httplib::DataSink& sink) {
   // Past the deadline the job is already cancelled: wait for its end, not for the deadline.
   Job::Clock::time_point until = lastWrite_ + keepAlive;
   if (Job::Clock::now() < c_.deadline) until = std::min(until, c_.deadline);
+  if (client_) until = std::min(until, Job::Clock::now() + kClientCheckInterval);
   const Job::Progress p = c_.job->wait(until);
+  if (p.text.empty() && !p.done && client_ && client_->closed()) {
+    scheduler_.cancel(c_.job);  // left while queued or prefilling: nothing was written to fail
+    return false;
+  }
   if (!p.text.empty() && !text(sink, p.text)) return false;
   if (p.done) return end(sink, p);
   if (Job::Clock::now() >= c_.deadline) scheduler_.cancel(c_.job);  // ends with a timeout event

@@ -3,11 +3,13 @@
 // thread as the job's text arrives: chat.completion.chunk (or text_completion) events, a final
 // chunk with finish_reason, the usage chunk when asked for, then "data: [DONE]". While there is
 // nothing to send (queued, prefilling) a ": keep-alive" comment goes out every interval. A
-// failed write means the client is gone: the job is cancelled, which frees its slot after the
-// token being computed.
+// failed write, or the connection seen closed while waiting, means the client is gone: the job
+// is cancelled, which frees its slot after the token or prefill chunk being computed.
+#include <optional>
 #include <string_view>
 
 #include "admitted_completion.h"
+#include "client_connection.h"
 #include "reply_stream.h"
 #include "scheduler.h"
 
@@ -19,7 +21,10 @@ namespace strata::server {
 
 class CompletionStream {
  public:
-  CompletionStream(AdmittedCompletion completion, Scheduler& scheduler, double keepAliveSeconds);
+  // `client`: the request's connection, watched while nothing is written (none: only writes
+  // notice a client that left).
+  CompletionStream(AdmittedCompletion completion, Scheduler& scheduler, double keepAliveSeconds,
+                   std::optional<ClientConnection> client);
   ~CompletionStream();  // cancels the job if it is still running (response aborted)
   CompletionStream(const CompletionStream&) = delete;
   CompletionStream& operator=(const CompletionStream&) = delete;
@@ -40,6 +45,7 @@ class CompletionStream {
   bool opened_ = false;
   std::string generated_;  // everything so far (chat: parsed for tool calls at the end)
   Job::Clock::time_point lastWrite_;
+  std::optional<ClientConnection> client_;
 };
 
 }  // namespace strata::server
