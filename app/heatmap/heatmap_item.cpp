@@ -54,10 +54,7 @@ void HeatmapItem::pullRouting() {
       }
     }
   }
-  const auto same = [](const Mark& a, const Mark& b) {
-    return a.row == b.row && a.expert == b.expert && a.weight == b.weight && a.rank == b.rank;
-  };
-  if (std::equal(marks.begin(), marks.end(), marks_.begin(), marks_.end(), same)) return;
+  if (marks == marks_) return;
   marks_ = std::move(marks);
   marksChanged_ = true;
   update();

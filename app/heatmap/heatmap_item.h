@@ -32,6 +32,7 @@ class HeatmapItem : public QQuickItem {
     int expert = 0;
     float weight = 0;
     int rank = 0;
+    bool operator==(const Mark&) const = default;
   };
 
   explicit HeatmapItem(QQuickItem* parent = nullptr);

@@ -43,19 +43,19 @@ PlanPreview MemoryPlanPreview::compute(const LoadRequest& request) {
   try {
     const EngineSettings settings = engineSettingsFor(request);
     return describe(Engine::plan(std::filesystem::path(request.modelDir.toStdString()), settings),
-                    request);
+                    settings.memory);
   } catch (const std::exception& e) {
     return {false, {}, QString::fromStdString(e.what())};
   }
 }
 
-PlanPreview MemoryPlanPreview::describe(const MemoryPlan& plan, const LoadRequest& request) {
+PlanPreview MemoryPlanPreview::describe(const MemoryPlan& plan, const MemorySettings& settings) {
   PlanPreview p;
   p.fits = true;
   p.rows.push_back(row(tr("Resident weights"), size(plan.residentBytes)));
   if (plan.streaming) {
-    const int sessions = std::max(1, request.sessions);
-    const int64_t context = engineSettingsFor(request).memory.contextTokens;
+    const int sessions = settings.sessions;
+    const int64_t context = settings.contextTokens;
     const QString tokens = tr("%1 tokens").arg(QLocale().toString(context));
     const QString who = sessions == 1 ? tr("1 session") : tr("%1 sessions").arg(sessions);
     p.rows.push_back(row(tr("KV cache"), tr("%1 (%2 × %3)").arg(size(plan.kvBytes), tokens, who)));

@@ -34,7 +34,8 @@ class MemoryPlanPreview : public QObject {
   void refresh(const LoadRequest& request);
   // The plan of `request`, now, on this thread.
   static PlanPreview compute(const LoadRequest& request);
-  static PlanPreview describe(const MemoryPlan& plan, const LoadRequest& request);
+  // The rows shown for `plan`, computed from `settings`.
+  static PlanPreview describe(const MemoryPlan& plan, const MemorySettings& settings);
 
   bool fits() const { return preview_.fits; }
   QVariantList rows() const { return preview_.rows; }

@@ -186,7 +186,7 @@ class EngineImpl final : public Engine {
     if (store_) {
       snap = store_->snapshot();
     } else {  // every expert resident: the router's heat, all in RAM
-      RoutingSnapshot routing = routing_->snapshot();
+      RoutingSnapshot routing = routing_->snapshot(model::RoutingRecorder::Trail::Omit);
       snap.layers = std::move(routing.layers);
       snap.expertsPerLayer = routing.expertsPerLayer;
       snap.heat = std::move(routing.heat);

@@ -83,10 +83,11 @@ void RoutingRecorder::forget(const void* sequence, int64_t length) {
   });
 }
 
-RoutingSnapshot RoutingRecorder::snapshot() const {
+RoutingSnapshot RoutingRecorder::snapshot(Trail trail) const {
   std::lock_guard lock(mutex_);
   RoutingSnapshot snap = state_;
-  for (const TrailRow& r : trail_) snap.trail.push_back(r.token);
+  if (trail == Trail::Include)
+    for (const TrailRow& r : trail_) snap.trail.push_back(r.token);
   return snap;
 }
 

@@ -26,7 +26,8 @@ class RoutingRecorder {
               const std::vector<std::vector<RoutingDecision>>& routes);
   // The conversation `sequence` was cut to `length` tokens: its later rows leave the trail.
   void forget(const void* sequence, int64_t length);
-  RoutingSnapshot snapshot() const;
+  enum class Trail { Include, Omit };  // Omit: only the heat (a tier snapshot's poll)
+  RoutingSnapshot snapshot(Trail trail = Trail::Include) const;
 
  private:
   mutable std::mutex mutex_;
