@@ -236,7 +236,7 @@ Rectangle {
             }
             Repeater {
                 model: panel.monitor.streaming ? tierLegend : []
-                readonly property var tierLegend: [["#b388ff", qsTr("pinned")], ["#66bb6a", qsTr("RAM")], ["#4dd0e1", qsTr("loading")], ["#464a56", qsTr("disk")]]
+                readonly property var tierLegend: [["#b388ff", qsTr("pinned")], ["#66bb6a", qsTr("RAM")], ["#4dd0e1", qsTr("loading")], ["#ffb74d", qsTr("page cache")], ["#464a56", qsTr("disk")]]
                 delegate: Row {
                     required property var modelData
                     spacing: 3
@@ -261,6 +261,17 @@ Rectangle {
             used: panel.monitor.cacheBytes
             budget: panel.monitor.cacheBudget
             barColor: "#66bb6a"
+        }
+        // The OS page cache's share of the expert files (estimated from sampled pages): a tier the
+        // engine does not manage, shown so a user sees what the OS keeps (buffered reads).
+        Gauge {
+            objectName: "pageCacheGauge"
+            Layout.fillWidth: true
+            visible: panel.monitor.streaming && panel.monitor.pageCacheBytes >= 0
+            label: qsTr("Page cache")
+            used: Math.max(0, panel.monitor.pageCacheBytes)
+            budget: panel.monitor.pageCacheTotal
+            barColor: "#ffb74d"
         }
         // Disk reads: now (the last second), the disk's speed while reading, and in all.
         Column {

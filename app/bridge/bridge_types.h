@@ -111,6 +111,7 @@ struct TierData {
   qint64 pinnedBytes = 0, pinnedBudget = 0;
   qint64 cacheBytes = 0, cacheBudget = 0;
   qint64 residentBytes = 0;
+  qint64 pageCacheBytes = -1, pageCacheTotal = 0;  // experts in the OS page cache; -1: unknown
   qint64 bytesRead = 0;     // experts read from disk since the model was opened
   double readSeconds = 0;   // time spent reading them (I/O threads' read batches)
 };

@@ -58,6 +58,8 @@ TierData toTierData(const TierSnapshot& s) {
   d.cacheBytes = s.cacheBytes;
   d.cacheBudget = s.cacheBudget;
   d.residentBytes = s.residentBytes;
+  d.pageCacheBytes = s.pageCacheBytes;
+  d.pageCacheTotal = s.pageCacheTotal;
   d.bytesRead = s.counters.bytesRead;
   d.readSeconds = s.counters.readSeconds;
   return d;

@@ -41,6 +41,8 @@ QRgb tierColor(uint8_t tier) {
       return qRgb(102, 187, 106);
     case ExpertTier::Pinned:
       return qRgb(179, 136, 255);
+    case ExpertTier::PageCache:
+      return qRgb(255, 183, 77);
   }
   return qRgb(128, 128, 128);
 }

@@ -4,6 +4,7 @@
 #include <QSGSimpleRectNode>
 #include <QSGSimpleTextureNode>
 #include <algorithm>
+#include <iterator>
 
 #include "heatmap/heat_colors.h"
 
@@ -101,11 +102,11 @@ QVariantMap HeatmapItem::cellAt(qreal x, qreal y) const {
   const int expert = std::min(experts_ - 1, static_cast<int>(x / width() * experts_));
   const int layer = std::min(layers_ - 1, static_cast<int>(y / height() * layers_));
   const qsizetype i = static_cast<qsizetype>(layer) * experts_ + expert;
-  static const char* kTierNames[] = {"disk", "loading", "RAM cache", "pinned"};
+  static const char* kTierNames[] = {"disk", "loading", "RAM cache", "pinned", "page cache"};
   QVariantMap cell{{QStringLiteral("layer"), layerIds_.size() == layers_ ? layerIds_[layer] : layer},
                    {QStringLiteral("expert"), expert},
                    {QStringLiteral("heat"), heat_[i]}};
-  if (!tiers_.isEmpty() && tiers_[i] < 4)
+  if (!tiers_.isEmpty() && tiers_[i] < std::size(kTierNames))
     cell.insert(QStringLiteral("tier"), QString::fromLatin1(kTierNames[tiers_[i]]));
   for (const Mark& m : marks_)
     if (m.row == layer && m.expert == expert) {

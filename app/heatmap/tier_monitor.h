@@ -25,6 +25,9 @@ class TierMonitor : public QObject {
   Q_PROPERTY(double cacheBytes READ cacheBytes NOTIFY statsChanged)
   Q_PROPERTY(double cacheBudget READ cacheBudget NOTIFY statsChanged)
   Q_PROPERTY(double residentBytes READ residentBytes NOTIFY statsChanged)
+  // Expert bytes the OS page cache holds (estimated), of the model's expert bytes; -1: unknown.
+  Q_PROPERTY(double pageCacheBytes READ pageCacheBytes NOTIFY statsChanged)
+  Q_PROPERTY(double pageCacheTotal READ pageCacheTotal NOTIFY statsChanged)
   // Expert bytes read from disk per second over the last second (0 once nothing was read for a
   // while), per second of reading (the disk's speed as the reads see it), and in all.
   Q_PROPERTY(double readRate READ readRate NOTIFY statsChanged)
@@ -54,6 +57,8 @@ class TierMonitor : public QObject {
   double cacheBytes() const { return static_cast<double>(data_.cacheBytes); }
   double cacheBudget() const { return static_cast<double>(data_.cacheBudget); }
   double residentBytes() const { return static_cast<double>(data_.residentBytes); }
+  double pageCacheBytes() const { return static_cast<double>(data_.pageCacheBytes); }
+  double pageCacheTotal() const { return static_cast<double>(data_.pageCacheTotal); }
   double readRate() const { return readRate_; }
   double readThroughput() const {
     return data_.readSeconds > 0 ? static_cast<double>(data_.bytesRead) / data_.readSeconds : 0.0;

@@ -39,6 +39,7 @@ TierData demoTiers() {
       const ExpertTier tier = r < 12   ? ExpertTier::Pinned
                               : r < 70 ? ExpertTier::Ram
                               : r < 73 ? ExpertTier::Loading
+                              : r < 90 ? ExpertTier::PageCache
                                        : ExpertTier::Disk;
       d.tiers.append(static_cast<quint8>(tier));
     }
@@ -48,6 +49,8 @@ TierData demoTiers() {
   d.cacheBytes = 9LL << 30;
   d.cacheBudget = 12LL << 30;
   d.residentBytes = 14LL << 30;
+  d.pageCacheTotal = 370LL << 30;
+  d.pageCacheBytes = 24LL << 30;  // 17 experts of each layer's 256, ~19 MB each
   d.bytesRead = 41LL << 30;  // a few hundred tokens' misses, at ~1.4 GB/s while reading
   d.readSeconds = 31.4;
   return d;

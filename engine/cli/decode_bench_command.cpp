@@ -68,6 +68,9 @@ int runBenchDecode(const Args& args) {
               r.hitRate, t.cachePolicy.c_str(), mib(r.bytesReadPerToken), 1e3 * r.stallSecondsPerToken,
               r.prefetchPrecision, r.prefetchRecall);
   std::printf("tier snapshot %.3f ms\n", 1e3 * r.snapshotSeconds);
+  if (t.pageCacheBytes >= 0)
+    std::printf("page cache holds %.0f of %.0f MiB of experts (estimated)\n", mib(t.pageCacheBytes),
+                mib(t.pageCacheTotal));
   std::printf("peak RSS %.0f MiB (program alone %.0f MiB), budget %.0f MiB\n", mib(r.peakRssBytes),
               mib(r.baselineRssBytes), mib(r.budgetBytes));
   (void)tokens;
@@ -99,6 +102,7 @@ int runBenchDecode(const Args& args) {
         {"hits_ram", t.counters.hitsRam},
         {"misses", t.counters.misses},
         {"misses_in_flight", t.counters.missesInFlight},
+        {"page_cache_bytes", t.pageCacheBytes},
         {"io", t.io},
         {"policy", t.cachePolicy},
         {"tokens", o.tokens},

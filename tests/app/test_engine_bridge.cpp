@@ -332,6 +332,11 @@ class TestEngineBridge : public QObject {
     QVERIFY(experts > 0);
     QVERIFY2(std::abs(double(d.pinnedBudget) / double(experts) - 0.25) < 0.01,
              qPrintable(QString::number(double(d.pinnedBudget) / double(experts))));
+    // The page-cache gauge's numbers reach the app (its measurement: test_expert_store).
+    // (expertBytes is the largest expert: the MTP layer's are int8, the others int4.)
+    QVERIFY(d.pageCacheTotal > roomy.expertCount * roomy.expertBytes / 2);
+    QVERIFY(d.pageCacheTotal <= roomy.expertCount * roomy.expertBytes);
+    QVERIFY(d.pageCacheBytes >= 0 && d.pageCacheBytes <= d.pageCacheTotal);
 
     tiers.clear();
     bridge.setTiers({60, false});

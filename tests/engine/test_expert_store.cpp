@@ -1,7 +1,12 @@
 // The tiered expert store (tier/expert_store.h): results equal the all-resident engine bit for
 // bit under any cache size and I/O backend; budgets hold; eviction and pinning behave; two
 // callers share one read; injected I/O errors reach the caller and leave the store usable; the
-// memory plan matches what the engine really allocates and refuses budgets that cannot work.
+// memory plan matches what the engine really allocates and refuses budgets that cannot work;
+// the OS page cache's share of the experts is measured.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
 #include <atomic>
@@ -76,7 +81,9 @@ std::vector<float> runTokens(Engine& engine) {
 class TestExpertStore : public QObject {
   Q_OBJECT
 
-  QTemporaryDir tmp_;
+  // In the build tree, not /tmp: page-cache tests need a disk-backed file system (tmpfs pages
+  // cannot leave the page cache).
+  QTemporaryDir tmp_{QDir::currentPath() + QStringLiteral("/expert-store-XXXXXX")};
   fs::path container_;
   int64_t expertBytes_ = 0;
 
@@ -337,6 +344,51 @@ class TestExpertStore : public QObject {
     const ExpertTier t = snap.tiers[best];
     QVERIFY(t == ExpertTier::Pinned || t == ExpertTier::Loading);
     QCOMPARE(snap.cacheBytes, int64_t{0});
+  }
+
+  // The page-cache tier: buffered reads that keep file pages leave each expert read (and only
+  // it: no read-ahead into neighbours) in the OS page cache, where the snapshot finds it, also
+  // once our own cache evicted it; the default buffered reads leave nothing behind.
+  void pageCacheShareIsMeasured_data() {
+    QTest::addColumn<bool>("keepPages");
+    QTest::newRow("page cache kept") << true;
+    QTest::newRow("pages dropped") << false;
+  }
+  void pageCacheShareIsMeasured() {
+    QFETCH(bool, keepPages);
+    tier::StoreSettings settings;
+    settings.cacheBytes = 2 * expertBytes_;
+    settings.io = IoBackend::Buffered;
+    settings.pageCache = keepPages;
+    settings.ioDepth = 1;
+    ExpertStore s(io::Container::open(container_), settings);
+    // Start with none of the file in the page cache (opening it read its header, and with
+    // the kernel's read-ahead, more).
+    const io::Container container = io::Container::open(container_);
+    for (const fs::path& file : container.files()) {
+      const int fd = ::open(file.c_str(), O_RDONLY);
+      QVERIFY(fd >= 0);
+      ::fdatasync(fd);
+      QCOMPARE(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+      ::close(fd);
+    }
+
+    const TierSnapshot before = s.snapshot();
+    int64_t total = 0;
+    for (int layer : container.expertLayers())
+      for (int e = 0; e < container.expertCount(layer); ++e)
+        total += static_cast<int64_t>(container.expert(layer, e).bytes);
+    QCOMPARE(before.pageCacheTotal, total);
+    QCOMPARE(before.pageCacheBytes, int64_t{0});
+
+    const int layer = container.expertLayers().front();
+    for (int e : {0, 1, 2}) use(s, layer, e);  // room for two: expert 0 leaves our cache
+    const TierSnapshot after = s.snapshot();
+    const auto bytes = [&](int e) { return static_cast<int64_t>(container.expert(layer, e).bytes); };
+    QCOMPARE(after.pageCacheBytes, keepPages ? bytes(0) + bytes(1) + bytes(2) : int64_t{0});
+    QCOMPARE(tierOf(s, layer, 0), keepPages ? ExpertTier::PageCache : ExpertTier::Disk);
+    QCOMPARE(tierOf(s, layer, 1), ExpertTier::Ram);
+    QCOMPARE(tierOf(s, layer, 3), ExpertTier::Disk);
   }
 };
 

@@ -68,7 +68,8 @@ struct TierTuning {
   bool prefetch = true;
 };
 
-enum class ExpertTier : uint8_t { Disk, Loading, Ram, Pinned };
+// PageCache: not in our memory, but the OS page cache holds its file pages (estimated).
+enum class ExpertTier : uint8_t { Disk, Loading, Ram, Pinned, PageCache };
 
 struct TierCounters {
   int64_t steps = 0;            // forward steps seen
@@ -106,6 +107,10 @@ struct TierSnapshot {
   int64_t cacheBudget = 0;
   int64_t lockedBytes = 0;        // pinned bytes mlock'ed
   int64_t residentBytes = 0;      // weights always in memory
+  // Routed-expert bytes in the OS page cache (estimated from sampled pages, refreshed a slice
+  // per snapshot) of pageCacheTotal; -1 where unknown (not streaming, or files we cannot probe).
+  int64_t pageCacheBytes = -1;
+  int64_t pageCacheTotal = 0;
   bool prefetch = false;
   std::string cachePolicy;
   std::string io;

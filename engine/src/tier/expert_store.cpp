@@ -67,6 +67,9 @@ ExpertStore::ExpertStore(io::Container container, StoreSettings settings, UsageC
     }
   }
   entries_.resize(locations_.size());
+  std::vector<ProbedRange> ranges;
+  for (const io::ExpertLocation* loc : locations_) ranges.push_back({loc->fileIndex, loc->offset, loc->bytes});
+  pageCache_ = std::make_unique<PageCacheProbe>(container_.files(), std::move(ranges));
   history_ = history.size() == locations_.size() ? std::move(history) : UsageCounts(locations_.size(), 0);
   predictions_.resize(firstSlot_.size());
   policy_ = makeCachePolicy(settings_.policy, static_cast<size_t>(settings_.cacheBytes / expertBytes_));
@@ -482,8 +485,12 @@ void ExpertStore::retune(const TierTuning& tuning) {
 }
 
 TierSnapshot ExpertStore::snapshot() const {
-  std::lock_guard lock(mutex_);
   TierSnapshot snap;
+  if (pageCache_->available()) {
+    snap.pageCacheBytes = pageCache_->update(kPageProbesPerSnapshot);
+    snap.pageCacheTotal = pageCache_->totalBytes();
+  }
+  std::lock_guard lock(mutex_);
   snap.streaming = true;
   snap.layers = layers_;
   snap.expertsPerLayer = expertsPerLayer_;
@@ -500,7 +507,9 @@ TierSnapshot ExpertStore::snapshot() const {
         break;
       case State::Queued:
       case State::Loading: snap.tiers[s] = ExpertTier::Loading; break;
-      default: snap.tiers[s] = ExpertTier::Disk; break;
+      default:  // not ours: the OS page cache may hold it (half its sampled pages or more)
+        snap.tiers[s] = pageCache_->residentShare(s) >= 0.5f ? ExpertTier::PageCache : ExpertTier::Disk;
+        break;
     }
   }
   snap.counters = counters_;

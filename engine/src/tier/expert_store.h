@@ -31,6 +31,7 @@
 #include "strata/tiers.h"
 #include "tier/cache_policy.h"
 #include "tier/expert_reader.h"
+#include "tier/page_cache_probe.h"
 
 namespace strata::tier {
 
@@ -68,7 +69,10 @@ class ExpertStore final : public model::ExpertSource {
 
   // Live retune: budgets shrink by evicting, grow at once; the pinned set is chosen again.
   void retune(const TierTuning& tuning);
+  // Cheap enough to poll 10 times a second; each call also looks at up to kPageProbesPerSnapshot
+  // experts' pages for the page-cache estimate.
   TierSnapshot snapshot() const;
+  static constexpr size_t kPageProbesPerSnapshot = 256;
   // Usage counts of the history given at start plus this run's (to persist).
   UsageCounts usage() const;
   // Called with each layer's needed experts, every step (bench decode --record-trace).
@@ -119,6 +123,7 @@ class ExpertStore final : public model::ExpertSource {
   int expertsPerLayer_ = 0;
   int64_t expertBytes_ = 0;
   UsageCounts history_;
+  std::unique_ptr<PageCacheProbe> pageCache_;  // its own lock: snapshot() probes outside mutex_
 
   mutable std::mutex mutex_;
   std::condition_variable arrived_;  // an entry became Ready or Failed
