@@ -150,12 +150,13 @@ const std::vector<Command>& commands() {
        R"(serve     --model DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--slots N]
             [--queue N] [--model-id NAME] [--max-body-bytes N] [--max-prompt-tokens N]
             [--timeout-s S] [--cors] [--threads N] [--ram-gb X] [--io direct|buffered|uring]
-            [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N]
+            [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--batch auto|on|off]
             OpenAI-compatible HTTP server: GET /health, GET /v1/models, POST
             /v1/chat/completions and /v1/completions (streaming with SSE). Loopback by default;
             port 0 picks a free port. Prints "listening on http://HOST:PORT"; SIGINT or SIGTERM
             stops it. --slots: requests generated at once (default 1); --queue: requests
-            waiting for a slot (default 8), beyond which the answer is 429.)"},
+            waiting for a slot (default 8), beyond which the answer is 429. --batch: slots share
+            forward steps (auto: when experts stream from disk; bench serve compares).)"},
       {"inspect", {}, strata::cli::runInspect,
        R"(inspect   DIR [--context TOKENS]
             One screen about a model folder (Hugging Face or Strata container) and whether it

@@ -51,7 +51,7 @@ server::ServerSettings serverSettings(const Args& args, const std::filesystem::p
 int runServe(const Args& args) {
   args.allowOnly({"model", "model-id", "host", "port", "api-key", "slots", "queue", "ram-gb", "io",
                   "threads", "max-body-bytes", "max-prompt-tokens", "timeout-s", "cors", "speculate",
-                  "mtp-depth", "prefill-chunk"});
+                  "mtp-depth", "prefill-chunk", "batch"});
   const std::filesystem::path model = args.require("model");
   const server::ServerSettings settings = serverSettings(args, model);
   EngineSettings engineSettings;
@@ -59,6 +59,10 @@ int runServe(const Args& args) {
   applyMemoryOptions(args, engineSettings.memory);
   engineSettings.memory.sessions = settings.slotCount;  // each slot's KV cache is in the plan
   applySpeculationOptions(args, engineSettings.speculation);
+  const std::string batch = args.get("batch", "auto");
+  if (batch == "on") engineSettings.batchSessions = SessionBatching::On;
+  else if (batch == "off") engineSettings.batchSessions = SessionBatching::Off;
+  else if (batch != "auto") throw UsageError("--batch must be auto, on or off, not " + batch);
 
   // Block the stop signals in every thread (threads inherit the mask, so before any is
   // created); one thread waits for them with sigwait and stops the server.

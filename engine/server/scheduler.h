@@ -3,9 +3,10 @@
 // Session, reused from request to request, so a request that continues the slot's previous
 // conversation reuses its KV cache (Session::generate keeps the longest common prefix).
 //
-// The slots' decode steps are batched by the engine (EngineSettings::batchSessions): sessions
-// generating at the same time share each forward pass, so the weights - and each routed
-// expert of the union - are read once per step for all slots. Long prompts are prefilled in
+// Where the engine batches (EngineSettings::batchSessions; by default when experts stream from
+// disk) the slots' decode steps are shared: sessions generating at the same time share each
+// forward pass, so the weights - and each routed expert of the union - are read once per step
+// for all slots. Long prompts are prefilled in
 // chunks (ServerSettings::prefillChunkTokens) whose steps the other slots' rows join, so
 // running streams keep flowing. Admission is bounded: at most `slots` running plus `queue`
 // waiting; beyond that submit() refuses and the server answers 429. HTTP threads only submit,

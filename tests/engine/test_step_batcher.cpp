@@ -3,6 +3,7 @@
 // (greedy and seeded sampling, speculation on, prompts pruned by the DSA indexer, chunked
 // prefill), steps really hold several sessions, a bad request fails only its own session,
 // and a cancel is seen between prefill chunks.
+#include <QTemporaryDir>
 #include <QTest>
 #include <atomic>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/chat.h"
+#include "strata/convert.h"
 #include "strata/engine.h"
 
 namespace fs = std::filesystem;
@@ -26,7 +28,7 @@ fs::path tinyModel() { return fs::path(STRATA_RESOURCES_DIR) / "models" / "strat
 
 std::unique_ptr<Engine> openEngine(bool batch, const SpeculationSettings& speculation, int threads = 1) {
   EngineSettings s;
-  s.batchSessions = batch;
+  s.batchSessions = batch ? SessionBatching::On : SessionBatching::Off;
   s.speculation = speculation;
   s.threads = threads;
   return Engine::open(tinyModel(), s);
@@ -151,6 +153,35 @@ class TestStepBatcher : public QObject {
     badThread.join();
     QVERIFY(badFailed.load());
     QCOMPARE(good.tokens, expected.tokens);
+  }
+
+  // The default (Auto) batches only where experts stream from disk: a model in memory runs
+  // its sessions apart (each on its own core), a container under a budget shares steps.
+  void autoBatchesOnlyStreamedExperts() {
+    EngineSettings resident;
+    resident.speculation = speculationOff();
+    QCOMPARE(resident.batchSessions, SessionBatching::Auto);
+    auto inMemory = Engine::open(tinyModel(), resident);
+    const auto ps = prompts(*inMemory, 2);
+    (void)concurrently(*inMemory, ps, 0);
+    QCOMPARE(inMemory->batchingStats().steps, int64_t(0));
+
+    QTemporaryDir dir;
+    ConvertOptions convert;
+    convert.input = tinyModel();
+    convert.output = fs::path(dir.path().toStdString()) / "tiny-int4";
+    convertModel(convert);
+    EngineSettings streamed = resident;
+    streamed.memory.sessions = static_cast<int>(ps.size());
+    streamed.memory.contextTokens = 512;
+    streamed.memory.budgetBytes = int64_t{1} << 40;
+    const MemoryPlan all = Engine::plan(convert.output, streamed);
+    streamed.memory.budgetBytes =
+        all.residentBytes + all.kvBytes + all.scratchBytes + all.expertCount * all.expertBytes / 2;
+    auto fromDisk = Engine::open(convert.output, streamed);
+    QVERIFY(fromDisk->tierSnapshot().streaming);
+    (void)concurrently(*fromDisk, ps, 0);
+    QVERIFY(fromDisk->batchingStats().steps > 0);
   }
 
   void cancelIsSeenBetweenPrefillChunks() {

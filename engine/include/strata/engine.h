@@ -37,6 +37,8 @@ enum class AttentionForm { Automatic, Expanded, Absorbed };
 // force one (an error if the CPU lacks it). Unquantized weights always use f32 kernels.
 enum class KernelPath { Automatic, Dequantize, Scalar, Avx2, Avx512Vnni };
 
+enum class SessionBatching { Auto, On, Off };
+
 struct EngineSettings {
   int threads = 0;  // 0: OpenMP's default (all cores)
   Precision precision = Precision::F32;
@@ -51,8 +53,11 @@ struct EngineSettings {
   SpeculationSettings speculation;
   // Sessions generating at the same time (the server's slots) share forward steps: one pass
   // over the weights, and one read of each routed expert, for all their rows. Replies are
-  // bit-identical either way; off, each session runs its own steps concurrently.
-  bool batchSessions = true;
+  // bit-identical either way; off, each session runs its own steps concurrently. Auto batches
+  // when routed experts stream from disk (shared reads are the win) and runs sessions apart
+  // when the model is in memory (a shared step keeps the work of all on one thread's path
+  // while separate sessions use a core each: docs/batching.md has the measurements).
+  SessionBatching batchSessions = SessionBatching::Auto;
 };
 
 struct ModelInfo {
@@ -186,7 +191,7 @@ class Engine {
   // acceptance and net speed-up (shared by the engine's sessions). Settings apply live.
   virtual std::vector<DrafterStats> speculationStats() const = 0;
   virtual void setSpeculation(const SpeculationSettings& settings) = 0;
-  // Zero when batchSessions is off.
+  // Zero when sessions are not batched (EngineSettings::batchSessions).
   virtual BatchingStats batchingStats() const = 0;
   // Called with every MoE layer's experts at each step (routing traces); {} to stop.
   virtual void observeRouting(std::function<void(int64_t step, int layer, std::span<const int> experts)> observer) = 0;

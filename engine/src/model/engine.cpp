@@ -144,7 +144,9 @@ class EngineImpl final : public Engine {
     if (std::filesystem::exists(dir / "tokenizer.json"))
       tokenizer_ = Tokenizer::load(dir / "tokenizer.json");
     prefixes_ = std::make_unique<model::PrefixCache>(settings.memory.sharedPrefixTokens);
-    if (settings.batchSessions) batcher_ = std::make_unique<model::StepBatcher>(*transformer_);
+    const bool batch = settings.batchSessions == SessionBatching::On ||
+                       (settings.batchSessions == SessionBatching::Auto && store_);
+    if (batch) batcher_ = std::make_unique<model::StepBatcher>(*transformer_);
     // Under a memory budget the KV cache is part of the plan: a session may not outgrow it.
     sessions_.reset(new model::SessionEnvironment{
         *transformer_, tokenizer_.get(), threads_,

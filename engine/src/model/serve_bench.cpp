@@ -50,9 +50,9 @@ std::vector<ServeBenchRow> benchServe(const ServeBenchOptions& options,
 
   EngineSettings settings = options.settings;
   settings.speculation.mtp = settings.speculation.ngram = settings.speculation.grammar = DrafterMode::Off;
-  settings.batchSessions = true;
+  settings.batchSessions = SessionBatching::On;
   std::unique_ptr<Engine> batched = Engine::open(options.model, settings);
-  settings.batchSessions = false;
+  settings.batchSessions = SessionBatching::Off;
   std::unique_ptr<Engine> unbatched = Engine::open(options.model, settings);
 
   std::mt19937_64 rng(options.seed);
