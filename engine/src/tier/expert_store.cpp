@@ -486,9 +486,11 @@ void ExpertStore::retune(const TierTuning& tuning) {
 
 TierSnapshot ExpertStore::snapshot() const {
   TierSnapshot snap;
+  std::vector<bool> inPageCache;  // probed before taking mutex_: the forward pass never waits on it
   if (pageCache_->available()) {
     snap.pageCacheBytes = pageCache_->update(kPageProbesPerSnapshot);
     snap.pageCacheTotal = pageCache_->totalBytes();
+    inPageCache = pageCache_->mostlyResident();
   }
   std::lock_guard lock(mutex_);
   snap.streaming = true;
@@ -507,8 +509,8 @@ TierSnapshot ExpertStore::snapshot() const {
         break;
       case State::Queued:
       case State::Loading: snap.tiers[s] = ExpertTier::Loading; break;
-      default:  // not ours: the OS page cache may hold it (half its sampled pages or more)
-        snap.tiers[s] = pageCache_->residentShare(s) >= 0.5f ? ExpertTier::PageCache : ExpertTier::Disk;
+      default:  // not ours: the OS page cache may hold it
+        snap.tiers[s] = s < inPageCache.size() && inPageCache[s] ? ExpertTier::PageCache : ExpertTier::Disk;
         break;
     }
   }

@@ -77,9 +77,11 @@ int64_t PageCacheProbe::update(size_t maxRanges) {
   return residentBytes_;
 }
 
-float PageCacheProbe::residentShare(size_t i) const {
+std::vector<bool> PageCacheProbe::mostlyResident() const {
   std::lock_guard lock(mutex_);
-  return i < samples_.size() ? static_cast<float>(samples_[i]) / kSamplesPerRange : 0.0f;
+  std::vector<bool> held(samples_.size());
+  for (size_t i = 0; i < samples_.size(); ++i) held[i] = 2 * samples_[i] >= kSamplesPerRange;
+  return held;
 }
 
 }  // namespace strata::tier

@@ -36,8 +36,8 @@ class PageCacheProbe {
   // Looks at the next `maxRanges` ranges (round robin); returns the estimated bytes of all
   // ranges in the page cache. Thread-safe.
   int64_t update(size_t maxRanges);
-  // The estimated share of range `i` in the page cache as of its last look, 0..1.
-  float residentShare(size_t i) const;
+  // Per range, as of its last look: whether at least half its sampled pages were in the cache.
+  std::vector<bool> mostlyResident() const;
   int64_t totalBytes() const { return totalBytes_; }
 
  private:
