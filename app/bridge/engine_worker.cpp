@@ -378,7 +378,10 @@ void EngineWorker::publishStats() {
   sinceStats_.start();
   if (!engine_) return;
   emit tierData(toTierData(engine_->tierSnapshot()));
-  emit routingData(toRoutingData(engine_->routingSnapshot(), engine_->tokenizer()));
+  // The routing view follows the chat's own tokens (API clients may decode beside it); with
+  // no chat session yet, whatever the model computes.
+  const RoutingSnapshot routing = session_ ? engine_->routingSnapshot(*session_) : engine_->routingSnapshot();
+  emit routingData(toRoutingData(routing, engine_->tokenizer()));
   emit speculationData(toSpeculationData(engine_->speculationStats()));
 }
 

@@ -112,6 +112,50 @@ class TestRouting : public QObject {
     QVERIFY(s.heat[1] > 1.9f);  // two steps used expert 1
   }
 
+  // Each conversation keeps its own trail of its latest rows, however many rows others add;
+  // a conversation that ends (cut to nothing, or its session closed) leaves every trail.
+  void eachConversationHasItsOwnTrail() {
+    RoutingRecorder recorder({1}, 4, 2);
+    const int chat = 0, api = 0;
+    const RoutingDecision a{{1, 2}, {0.5f, 0.5f}};
+    record(recorder, &chat, 0, {1, 2, 3}, {{a, a, a}});
+    std::vector<int32_t> many(20);
+    for (size_t i = 0; i < many.size(); ++i) many[i] = 100 + static_cast<int32_t>(i);
+    record(recorder, &api, 0, many, {std::vector<RoutingDecision>(many.size(), a)});
+    const auto tokens = [](const strata::RoutingSnapshot& s) {
+      std::vector<int32_t> out;
+      for (const strata::RoutedToken& t : s.trail) out.push_back(t.token);
+      return out;
+    };
+    const auto all = recorder.snapshot();
+    QCOMPARE(all.trail.size(), RoutingRecorder::kTrailLength);
+    QCOMPARE(all.trail.front().token, 104);  // the chat's rows were pushed out of the shared trail
+    QCOMPARE(tokens(recorder.snapshot(RoutingRecorder::Trail::Include, &chat)),
+             (std::vector<int32_t>{1, 2, 3}));
+    QCOMPARE(recorder.snapshot(RoutingRecorder::Trail::Include, &api).trail.size(),
+             RoutingRecorder::kTrailLength);
+    recorder.forget(&chat, 2);
+    QCOMPARE(tokens(recorder.snapshot(RoutingRecorder::Trail::Include, &chat)),
+             (std::vector<int32_t>{1, 2}));
+    recorder.forget(&chat, 0);
+    QVERIFY(recorder.snapshot(RoutingRecorder::Trail::Include, &chat).trail.empty());
+    QCOMPARE(recorder.snapshot(RoutingRecorder::Trail::Omit).trail.size(), size_t{0});
+
+    // Through the engine: two sessions, each snapshot holds only its own session's tokens.
+    auto engine = strata::Engine::open(fixtures::dataDir() / "tiny-dsa");
+    auto first = engine->newSession();
+    auto second = engine->newSession();
+    first->append(std::vector<int32_t>{3, 17, 42});
+    second->append(std::vector<int32_t>{5, 6});
+    first->append(std::vector<int32_t>{99});
+    QCOMPARE(tokens(engine->routingSnapshot(*first)), (std::vector<int32_t>{3, 17, 42, 99}));
+    QCOMPARE(tokens(engine->routingSnapshot(*second)), (std::vector<int32_t>{5, 6}));
+    QCOMPARE(engine->routingSnapshot().trail.size(), size_t{6});
+    second.reset();  // a closed session's rows leave every trail
+    QCOMPARE(tokens(engine->routingSnapshot()), (std::vector<int32_t>{3, 17, 42, 99}));
+    QCOMPARE(tokens(engine->routingSnapshot(*first)), (std::vector<int32_t>{3, 17, 42, 99}));
+  }
+
   // A model with every expert resident: the trail is the rows fed, each MoE layer routes to
   // top-k distinct experts whose gates sum to routed_scaling_factor (norm_topk_prob), and the
   // heat is the decayed count of steps that used each expert - recomputed here from the trail.

@@ -182,8 +182,10 @@ class Engine {
   // routingSnapshot()'s and every tier is Ram).
   virtual TierSnapshot tierSnapshot() const = 0;
   // Router choices: decayed heat per expert and the latest tokens' experts with their gate
-  // weights. Cheap enough to poll 10 times a second.
+  // weights, of every session or of `session`'s rows only (a chat beside API clients). Cheap
+  // enough to poll 10 times a second.
   virtual RoutingSnapshot routingSnapshot() const = 0;
+  virtual RoutingSnapshot routingSnapshot(const Session& session) const = 0;
   // Live retune while sessions run (ignored when not streaming, but threads always apply).
   virtual void retune(const TierTuning& tuning) = 0;
   virtual void setThreads(int threads) = 0;

@@ -25,9 +25,10 @@ struct RoutingSnapshot {
   // [layers x expertsPerLayer]: steps that used the expert, decayed with a half-life of 32
   // steps (an expert used by several rows of one step counts once, as in TierSnapshot).
   std::vector<float> heat;
-  // The latest token rows, oldest first (at most 16): prompt and reply tokens, also of other
-  // sessions batched in the same steps. Rows that leave their conversation (rejected
-  // speculative drafts, an edit's cut) leave the trail; the heat keeps them (they were computed).
+  // The latest token rows, oldest first (at most 16): prompt and reply tokens of every session
+  // (Engine::routingSnapshot()) or of one (routingSnapshot(session)). Rows that leave their
+  // conversation (rejected speculative drafts, an edit's cut, a closed session) leave the
+  // trail; the heat keeps them (they were computed).
   std::vector<RoutedToken> trail;
 };
 

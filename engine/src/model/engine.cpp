@@ -200,6 +200,11 @@ class EngineImpl final : public Engine {
   }
 
   RoutingSnapshot routingSnapshot() const override { return routing_->snapshot(); }
+  RoutingSnapshot routingSnapshot(const Session& session) const override {
+    const auto* own = dynamic_cast<const model::SessionImpl*>(&session);
+    if (!own) throw Error("routingSnapshot: not a session of this engine");
+    return routing_->snapshot(model::RoutingRecorder::Trail::Include, own->routingKey());
+  }
 
   void retune(const TierTuning& tuning) override {
     if (store_) store_->retune(tuning);

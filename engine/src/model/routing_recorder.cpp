@@ -71,6 +71,9 @@ void RoutingRecorder::record(std::span<const int32_t> tokens,
         t.weights.push_back(d.weights[i]);
       }
     }
+    std::deque<RoutedToken>& own = bySequence_[sequences[row]];
+    own.push_back(t);
+    if (own.size() > kTrailLength) own.pop_front();
     trail_.push_back({sequences[row], std::move(t)});
     if (trail_.size() > kTrailLength) trail_.pop_front();
   }
@@ -81,13 +84,22 @@ void RoutingRecorder::forget(const void* sequence, int64_t length) {
   std::erase_if(trail_, [&](const TrailRow& r) {
     return r.sequence == sequence && r.token.position >= length;
   });
+  if (length <= 0) {
+    bySequence_.erase(sequence);
+  } else if (auto own = bySequence_.find(sequence); own != bySequence_.end()) {
+    std::erase_if(own->second, [&](const RoutedToken& t) { return t.position >= length; });
+  }
 }
 
-RoutingSnapshot RoutingRecorder::snapshot(Trail trail) const {
+RoutingSnapshot RoutingRecorder::snapshot(Trail trail, const void* sequence) const {
   std::lock_guard lock(mutex_);
   RoutingSnapshot snap = state_;
-  if (trail == Trail::Include)
+  if (trail == Trail::Omit) return snap;
+  if (!sequence) {
     for (const TrailRow& r : trail_) snap.trail.push_back(r.token);
+  } else if (auto own = bySequence_.find(sequence); own != bySequence_.end()) {
+    snap.trail.assign(own->second.begin(), own->second.end());
+  }
   return snap;
 }
 

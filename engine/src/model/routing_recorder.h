@@ -6,6 +6,7 @@
 #include <deque>
 #include <mutex>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "model/moe.h"
@@ -24,10 +25,12 @@ class RoutingRecorder {
   void record(std::span<const int32_t> tokens, std::span<const void* const> sequences,
               std::span<const int64_t> positions,
               const std::vector<std::vector<RoutingDecision>>& routes);
-  // The conversation `sequence` was cut to `length` tokens: its later rows leave the trail.
+  // The conversation `sequence` was cut to `length` tokens: its later rows leave the trails
+  // (0: it ended, and its own trail is dropped).
   void forget(const void* sequence, int64_t length);
   enum class Trail { Include, Omit };  // Omit: only the heat (a tier snapshot's poll)
-  RoutingSnapshot snapshot(Trail trail = Trail::Include) const;
+  // The trail of every conversation's rows, or (`sequence` not null) of that one's only.
+  RoutingSnapshot snapshot(Trail trail = Trail::Include, const void* sequence = nullptr) const;
 
  private:
   mutable std::mutex mutex_;
@@ -36,7 +39,8 @@ class RoutingRecorder {
     const void* sequence;
     RoutedToken token;
   };
-  std::deque<TrailRow> trail_;
+  std::deque<TrailRow> trail_;  // the latest rows of all conversations
+  std::unordered_map<const void*, std::deque<RoutedToken>> bySequence_;  // ... of each one
   std::vector<int64_t> lastUse_;  // [layers x experts]: the step that last used it (dedupe)
 };
 

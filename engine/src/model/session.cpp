@@ -108,6 +108,8 @@ std::vector<float> SessionImpl::appendMtp(std::span<const float> hidden,
   return transformer_.logits(z.data(), static_cast<int64_t>(nextTokens.size()));
 }
 
+SessionImpl::~SessionImpl() { transformer_.forgetRouting(cache_, 0); }
+
 void SessionImpl::truncate(int64_t tokens) {
   tokens = std::max<int64_t>(tokens, 0);
   cache_.truncate(tokens);

@@ -40,8 +40,12 @@ struct SessionEnvironment {
 class SessionImpl final : public Session {
  public:
   explicit SessionImpl(const SessionEnvironment& environment);
+  ~SessionImpl() override;  // its rows leave the routing trail
   // A session continuing a saved one (`state` as kv::readKvFile returned it).
   SessionImpl(const SessionEnvironment& environment, kv::KvFileState state);
+
+  // What identifies this conversation's rows in the routing recorder (its KV cache).
+  const void* routingKey() const { return &cache_; }
 
   StepResult append(std::span<const int32_t> tokens) override;
   std::vector<float> appendMtp(std::span<const float> hidden,
