@@ -76,6 +76,20 @@ class TestHeatmapItem : public QObject {
     QCOMPARE(img.pixel(1, HeatmapItem::kRowsPerLayer - 1), tierColor(quint8(ExpertTier::Ram)));
   }
 
+  // An expert only the OS page cache holds has its own stripe colour and hover name.
+  void pageCacheTierIsShown() {
+    HeatmapItem item;
+    const QVector<quint8> tiers = {quint8(ExpertTier::PageCache), quint8(ExpertTier::Disk)};
+    item.setData(1, 2, {1.0f, 0.5f}, tiers);
+    const int stripe = HeatmapItem::kRowsPerLayer - 1;
+    QCOMPARE(item.image().pixel(0, stripe), tierColor(quint8(ExpertTier::PageCache)));
+    QVERIFY(tierColor(quint8(ExpertTier::PageCache)) != tierColor(quint8(ExpertTier::Disk)));
+    QVERIFY(tierColor(quint8(ExpertTier::PageCache)) != tierColor(quint8(ExpertTier::Ram)));
+    item.setSize(QSizeF(200, 40));
+    QCOMPARE(item.cellAt(50, 20).value(QStringLiteral("tier")).toString(), QStringLiteral("page cache"));
+    QCOMPARE(item.cellAt(150, 20).value(QStringLiteral("tier")).toString(), QStringLiteral("disk"));
+  }
+
   void inconsistentDataShowsNothing() {
     HeatmapItem item;
     item.setData(2, 4, QVector<float>(5, 1.0f), {});
