@@ -4,11 +4,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -54,28 +52,9 @@ class Converter {
     writer_.emplace(options_.output, plan_.files, holdsDoneWork_);
     if (options_.deleteInput) deleteFinishedShards();
 
-    // While an expert encodes, the next unit's source bytes are read when it is an expert too
-    // (whole tensors, a few MB to tens of MB): reading and encoding overlap. Only that thread
-    // reads meanwhile; shards it reads still have units to do, so none is deleted under it.
-    std::future<ExpertInputs> ahead;
-    size_t aheadUnit = plan_.units.size();
-    for (size_t u = 0; u < plan_.units.size(); ++u) {
-      const ConvertUnit& unit = plan_.units[u];
+    for (const ConvertUnit& unit : plan_.units) {
       if (journal_->done().count(unit.id)) continue;
-      std::vector<uint64_t> sums;
-      if (unit.expert >= 0) {
-        ExpertInputs inputs = aheadUnit == u ? ahead.get() : readExpertInputs(unit);
-        const size_t next = u + 1;
-        if (next < plan_.units.size() && plan_.units[next].expert >= 0 &&
-            !journal_->done().count(plan_.units[next].id)) {
-          aheadUnit = next;
-          ahead = std::async(std::launch::async,
-                             [this, &n = plan_.units[next]] { return readExpertInputs(n); });
-        }
-        sums = convertExpert(unit, inputs);
-      } else {
-        sums = convertResident(unit);
-      }
+      std::vector<uint64_t> sums = unit.expert >= 0 ? convertExpert(unit) : convertResident(unit);
       journal_->addDone(unit.id, sums);
       ++unitsDone_, ++report_.unitsConverted;
       bytesDone_ += unit.sourceBytes;
@@ -242,25 +221,8 @@ class Converter {
     return sums;
   }
 
-  // An expert's gate, up and down source tensors and their block scales (if FP8).
-  struct ExpertInputs {
-    std::array<std::vector<std::byte>, 3> raw;
-    std::array<std::vector<float>, 3> scales;
-  };
-
-  ExpertInputs readExpertInputs(const ConvertUnit& unit) const {
-    ExpertInputs in;
-    for (size_t p = 0; p < 3; ++p) {
-      const SourceTensor& src = source_->table().tensors[static_cast<size_t>(unit.sources[p])];
-      in.raw[p].resize(src.bytes);
-      source_->readRaw(src, 0, in.raw[p]);
-      if (src.scale >= 0) in.scales[p] = source_->readScales(src);
-    }
-    return in;
-  }
-
   // The expert's whole span built in memory and written with one pwrite.
-  std::vector<uint64_t> convertExpert(const ConvertUnit& unit, const ExpertInputs& in) {
+  std::vector<uint64_t> convertExpert(const ConvertUnit& unit) {
     io::ContainerFile& file = plan_.files[static_cast<size_t>(unit.file)];
     io::ExpertEntry& x = file.experts[static_cast<size_t>(unit.expert)];
     std::vector<std::byte> image(x.span);  // zeros: the padding
@@ -268,10 +230,13 @@ class Converter {
     for (int p = 0; p < 3; ++p) {
       const SourceTensor& src = source_->table().tensors[static_cast<size_t>(unit.sources[p])];
       const io::TensorEntry& e = file.tensors[static_cast<size_t>(x.tensors[p])];
+      std::vector<std::byte> raw(src.bytes);
+      source_->readRaw(src, 0, raw);
+      const std::vector<float> scales =
+          src.scale >= 0 ? source_->readScales(src) : std::vector<float>();
       std::byte* data = image.data() + (e.dataOffset - x.dataOffset);
       std::byte* scaleBytes = image.data() + (e.scalesOffset - x.dataOffset);
-      encodeRows(src, in.raw[static_cast<size_t>(p)].data(), 0, e.rows(),
-                 in.scales[static_cast<size_t>(p)].data(), source_->fp8Block(),
+      encodeRows(src, raw.data(), 0, e.rows(), scales.data(), source_->fp8Block(),
                  {&e, data, scaleBytes}, options_.threads);
       sums.push_back(XXH3_64bits(data, e.dataBytes()));
       sums.push_back(XXH3_64bits(scaleBytes, e.scalesBytes()));
