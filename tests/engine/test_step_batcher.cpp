@@ -160,6 +160,7 @@ class TestStepBatcher : public QObject {
   void autoBatchesOnlyStreamedExperts() {
     EngineSettings resident;
     resident.speculation = speculationOff();
+    resident.threads = 1;  // as everywhere here: the ThreadSanitizer run cannot see into OpenMP
     QCOMPARE(resident.batchSessions, SessionBatching::Auto);
     auto inMemory = Engine::open(tinyModel(), resident);
     const auto ps = prompts(*inMemory, 2);
@@ -170,6 +171,7 @@ class TestStepBatcher : public QObject {
     ConvertOptions convert;
     convert.input = tinyModel();
     convert.output = fs::path(dir.path().toStdString()) / "tiny-int4";
+    convert.threads = 1;
     convertModel(convert);
     EngineSettings streamed = resident;
     streamed.memory.sessions = static_cast<int>(ps.size());
