@@ -139,6 +139,19 @@ class TestRouting : public QObject {
              (std::vector<int32_t>{1, 2}));
     recorder.forget(&chat, 0);
     QVERIFY(recorder.snapshot(RoutingRecorder::Trail::Include, &chat).trail.empty());
+    // One step holding a long prefill of one conversation and a decode row of another: each
+    // keeps its own latest rows.
+    std::vector<const void*> owners(many.size(), &chat);
+    std::vector<int32_t> step = many;
+    step.push_back(7);
+    owners.push_back(&api);
+    std::vector<int64_t> positions(step.size());
+    for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int64_t>(i);
+    recorder.record(step, owners, positions, {std::vector<RoutingDecision>(step.size(), a)});
+    const auto chatRows = tokens(recorder.snapshot(RoutingRecorder::Trail::Include, &chat));
+    QCOMPARE(chatRows.size(), RoutingRecorder::kTrailLength);
+    QCOMPARE(chatRows.back(), 119);
+    QCOMPARE(tokens(recorder.snapshot()).back(), 7);
     QCOMPARE(recorder.snapshot(RoutingRecorder::Trail::Omit).trail.size(), size_t{0});
 
     // Through the engine: two sessions, each snapshot holds only its own session's tokens.

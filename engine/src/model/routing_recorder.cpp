@@ -51,9 +51,14 @@ void RoutingRecorder::record(std::span<const int32_t> tokens,
         state_.heat[cell] += 1.0f;
       }
 
-  // Only the rows that can still be in the trail are copied.
+  // Only the rows that can still be in their conversation's trail are copied: its last
+  // kTrailLength of this step.
   const size_t rows = tokens.size();
-  for (size_t row = rows > kTrailLength ? rows - kTrailLength : 0; row < rows; ++row) {
+  std::vector<bool> keep(rows);
+  std::unordered_map<const void*, size_t> later;  // a conversation's rows after this one
+  for (size_t row = rows; row-- > 0;) keep[row] = later[sequences[row]]++ < kTrailLength;
+  for (size_t row = 0; row < rows; ++row) {
+    if (!keep[row]) continue;
     RoutedToken t;
     t.token = tokens[row];
     t.position = positions[row];
@@ -71,23 +76,18 @@ void RoutingRecorder::record(std::span<const int32_t> tokens,
         t.weights.push_back(d.weights[i]);
       }
     }
-    std::deque<RoutedToken>& own = bySequence_[sequences[row]];
-    own.push_back(t);
+    std::deque<TrailRow>& own = trails_[sequences[row]];
+    own.push_back({serial_++, std::move(t)});
     if (own.size() > kTrailLength) own.pop_front();
-    trail_.push_back({sequences[row], std::move(t)});
-    if (trail_.size() > kTrailLength) trail_.pop_front();
   }
 }
 
 void RoutingRecorder::forget(const void* sequence, int64_t length) {
   std::lock_guard lock(mutex_);
-  std::erase_if(trail_, [&](const TrailRow& r) {
-    return r.sequence == sequence && r.token.position >= length;
-  });
   if (length <= 0) {
-    bySequence_.erase(sequence);
-  } else if (auto own = bySequence_.find(sequence); own != bySequence_.end()) {
-    std::erase_if(own->second, [&](const RoutedToken& t) { return t.position >= length; });
+    trails_.erase(sequence);
+  } else if (auto own = trails_.find(sequence); own != trails_.end()) {
+    std::erase_if(own->second, [&](const TrailRow& r) { return r.token.position >= length; });
   }
 }
 
@@ -95,11 +95,14 @@ RoutingSnapshot RoutingRecorder::snapshot(Trail trail, const void* sequence) con
   std::lock_guard lock(mutex_);
   RoutingSnapshot snap = state_;
   if (trail == Trail::Omit) return snap;
-  if (!sequence) {
-    for (const TrailRow& r : trail_) snap.trail.push_back(r.token);
-  } else if (auto own = bySequence_.find(sequence); own != bySequence_.end()) {
-    snap.trail.assign(own->second.begin(), own->second.end());
-  }
+  std::vector<const TrailRow*> shown;
+  for (const auto& [owner, rows] : trails_)
+    if (!sequence || owner == sequence)
+      for (const TrailRow& r : rows) shown.push_back(&r);
+  std::sort(shown.begin(), shown.end(),
+            [](const TrailRow* a, const TrailRow* b) { return a->serial < b->serial; });
+  const size_t first = shown.size() > kTrailLength ? shown.size() - kTrailLength : 0;
+  for (size_t i = first; i < shown.size(); ++i) snap.trail.push_back(shown[i]->token);
   return snap;
 }
 

@@ -25,8 +25,8 @@ class RoutingRecorder {
   void record(std::span<const int32_t> tokens, std::span<const void* const> sequences,
               std::span<const int64_t> positions,
               const std::vector<std::vector<RoutingDecision>>& routes);
-  // The conversation `sequence` was cut to `length` tokens: its later rows leave the trails
-  // (0: it ended, and its own trail is dropped).
+  // The conversation `sequence` was cut to `length` tokens (0: it ended): its later rows leave
+  // the trail.
   void forget(const void* sequence, int64_t length);
   enum class Trail { Include, Omit };  // Omit: only the heat (a tier snapshot's poll)
   // The trail of every conversation's rows, or (`sequence` not null) of that one's only.
@@ -34,13 +34,14 @@ class RoutingRecorder {
 
  private:
   mutable std::mutex mutex_;
-  RoutingSnapshot state_;  // trail kept in trail_ instead
+  RoutingSnapshot state_;  // trail kept in trails_ instead
   struct TrailRow {
-    const void* sequence;
+    uint64_t serial;  // recording order across conversations
     RoutedToken token;
   };
-  std::deque<TrailRow> trail_;  // the latest rows of all conversations
-  std::unordered_map<const void*, std::deque<RoutedToken>> bySequence_;  // ... of each one
+  // Each conversation's latest rows; the latest of all are the last kTrailLength by serial.
+  std::unordered_map<const void*, std::deque<TrailRow>> trails_;
+  uint64_t serial_ = 0;
   std::vector<int64_t> lastUse_;  // [layers x experts]: the step that last used it (dedupe)
 };
 
