@@ -198,8 +198,9 @@ class TestKernels : public QObject {
   // Every SIMD path on this CPU is bit-exact against scalar, incl. odd sizes and extremes.
   void simdBitExact_data() {
     QTest::addColumn<int>("path");
-    for (auto p : {kernels::IntKernelPath::Avx2, kernels::IntKernelPath::Avx512Vnni})
-      QTest::newRow(std::string(kernels::pathName(p)).c_str()) << static_cast<int>(p);
+    for (auto p : kernels::kAllIntPaths)
+      if (p != kernels::IntKernelPath::Scalar)
+        QTest::newRow(std::string(kernels::pathName(p)).c_str()) << static_cast<int>(p);
   }
   void simdBitExact() {
     QFETCH(int, path);
@@ -233,8 +234,7 @@ class TestKernels : public QObject {
   // and on every path equals the scalar reference.
   void inputCountsEqualOneAtATime() {
     const auto scalar = kernels::intKernels(kernels::IntKernelPath::Scalar);
-    for (auto p : {kernels::IntKernelPath::Scalar, kernels::IntKernelPath::Avx2,
-                   kernels::IntKernelPath::Avx512Vnni}) {
+    for (auto p : kernels::kAllIntPaths) {
       if (!kernels::pathAvailable(p)) continue;
       const auto k = kernels::intKernels(p);
       for (IntFormat f : {IntFormat::Int8, IntFormat::Int4})

@@ -16,7 +16,7 @@ struct KernelBenchOptions {
 
 struct KernelBenchResult {
   std::string name;     // e.g. "int4_g128_matvec"
-  std::string path;     // kernel path: "f32", "dequant", "scalar", "avx2", "avx512vnni"
+  std::string path;     // kernel path: "f32", "dequant", "scalar", "avx2", "avx512vnni", ...
   int threads = 0;
   int rows = 0, cols = 0, batch = 0;
   double seconds = 0;   // median per run

@@ -35,7 +35,7 @@ enum class AttentionForm { Automatic, Expanded, Absorbed };
 // weights widened on the fly (the exact path). The others quantize activations to int8 per 32
 // values and use integer dot products; Automatic picks the best the CPU supports, the rest
 // force one (an error if the CPU lacks it). Unquantized weights always use f32 kernels.
-enum class KernelPath { Automatic, Dequantize, Scalar, Avx2, Avx512Vnni };
+enum class KernelPath { Automatic, Dequantize, Scalar, Avx2, AvxVnni, Avx512Vnni, Avx512Vnni256, NeonDot };
 
 enum class SessionBatching { Auto, On, Off };
 

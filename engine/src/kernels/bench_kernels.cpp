@@ -36,6 +36,13 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
   report.threadsAll = omp_get_max_threads();
   const kernels::IntKernels best = kernels::intKernels(kernels::bestIntPath());
   report.bestPath = std::string(kernels::pathName(best.path));
+  // Every integer path this CPU has, fastest-ranked first, and the scalar reference last.
+  std::vector<kernels::IntKernels> paths{best};
+  for (kernels::IntKernelPath p : kernels::kAllIntPaths)
+    if (p != best.path && p != kernels::IntKernelPath::Scalar && kernels::pathAvailable(p))
+      paths.push_back(kernels::intKernels(p));
+  if (best.path != kernels::IntKernelPath::Scalar)
+    paths.push_back(kernels::intKernels(kernels::IntKernelPath::Scalar));
 
   {
     const std::vector<uint64_t> buffer(static_cast<size_t>(workingSet / sizeof(uint64_t)), 1);
@@ -73,14 +80,13 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
       const int64_t bytes = first.bytes() * copies;
       for (int threads : {1, report.threadsAll}) {
         omp_set_num_threads(threads);
-        for (const kernels::IntKernels& k : {best, kernels::intKernels(kernels::IntKernelPath::Scalar)}) {
+        for (const kernels::IntKernels& k : paths) {
           KernelBenchResult r{std::string(v.name) + "_matvec", std::string(kernels::pathName(k.path)),
                               0, shape.rows, shape.cols, 1};
           r.seconds = medianSeconds(repeats, [&] {
             for (const auto& m : mats) kernels::matmulInteger(m, x.data(), 1, y.data(), k);
           }) / copies;
           record(r, bytes / copies, threads);
-          if (best.path == kernels::IntKernelPath::Scalar) break;
         }
         KernelBenchResult r{std::string(v.name) + "_matvec", "dequant", 0, shape.rows, shape.cols, 1};
         r.seconds = medianSeconds(repeats, [&] {

@@ -4,15 +4,30 @@
 
 #include "strata/error.h"
 
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
+
 namespace strata::kernels {
 
 std::string_view pathName(IntKernelPath path) {
   switch (path) {
     case IntKernelPath::Scalar: return "scalar";
     case IntKernelPath::Avx2: return "avx2";
+    case IntKernelPath::AvxVnni: return "avxvnni";
     case IntKernelPath::Avx512Vnni: return "avx512vnni";
+    case IntKernelPath::Avx512Vnni256: return "avx512vnni-256";
+    case IntKernelPath::NeonDot: return "neon-dotprod";
   }
   return "?";
+}
+
+IntKernelPath pathNamed(std::string_view name) {
+  for (IntKernelPath p : kAllIntPaths)
+    if (pathName(p) == name) return p;
+  std::string known;
+  for (IntKernelPath p : kAllIntPaths) known += (known.empty() ? "" : ", ") + std::string(pathName(p));
+  throw Error("unknown kernel path '" + std::string(name) + "' (known: " + known + ")");
 }
 
 int groupShiftOf(int64_t groupSize, int64_t paddedCols) {
@@ -26,20 +41,29 @@ int groupShiftOf(int64_t groupSize, int64_t paddedCols) {
 }
 
 bool pathAvailable(IntKernelPath path) {
+#if defined(__x86_64__)
+  const bool avx512vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
   switch (path) {
-    case IntKernelPath::Scalar:
-      return true;
-    case IntKernelPath::Avx2:
-      return __builtin_cpu_supports("avx2");
+    case IntKernelPath::Scalar: return true;
+    case IntKernelPath::Avx2: return __builtin_cpu_supports("avx2");
+    case IntKernelPath::AvxVnni: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
     case IntKernelPath::Avx512Vnni:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    case IntKernelPath::Avx512Vnni256: return avx512vnni;
+    case IntKernelPath::NeonDot: return false;
   }
   return false;
+#elif defined(__aarch64__)
+  if (path == IntKernelPath::NeonDot) return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return path == IntKernelPath::Scalar;
+#else
+  return path == IntKernelPath::Scalar;
+#endif
 }
 
 IntKernelPath bestIntPath() {
-  for (IntKernelPath p : {IntKernelPath::Avx512Vnni, IntKernelPath::Avx2})
+  for (IntKernelPath p : {IntKernelPath::Avx512Vnni, IntKernelPath::AvxVnni, IntKernelPath::Avx2,
+                          IntKernelPath::NeonDot})
     if (pathAvailable(p)) return p;
   return IntKernelPath::Scalar;
 }
@@ -48,9 +72,15 @@ IntKernels intKernels(IntKernelPath path) {
   if (!pathAvailable(path))
     throw Error("the " + std::string(pathName(path)) + " kernels need CPU features this machine lacks");
   switch (path) {
+#if defined(__x86_64__)
     case IntKernelPath::Avx2: return {path, dotInt8Avx2, dotInt4Avx2};
+    case IntKernelPath::AvxVnni: return {path, dotInt8AvxVnni, dotInt4AvxVnni};
     case IntKernelPath::Avx512Vnni: return {path, dotInt8Avx512Vnni, dotInt4Avx512Vnni};
-    case IntKernelPath::Scalar: break;
+    case IntKernelPath::Avx512Vnni256: return {path, dotInt8Avx512Vnni256, dotInt4Avx512Vnni256};
+#elif defined(__aarch64__)
+    case IntKernelPath::NeonDot: return {path, dotInt8NeonDot, dotInt4NeonDot};
+#endif
+    default: break;
   }
   return {IntKernelPath::Scalar, dotInt8Scalar, dotInt4Scalar};
 }

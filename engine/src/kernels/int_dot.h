@@ -51,7 +51,15 @@ inline IntRowArgs input(const IntRowArgs& a, int i) {
 // Writes input i's dot product with the row to out[i * outStride].
 using IntRowDot = void (*)(const IntRowArgs& args, float* out, int64_t outStride);
 
-enum class IntKernelPath { Scalar, Avx2, Avx512Vnni };
+// x86-64: AVX2 (maddubs), AVX-VNNI (256-bit vpdpbusd, VEX), AVX-512 VNNI on zmm registers and
+// the same 256-bit kernels as AVX-VNNI encoded for AVX-512 VNNI + VL ("avx512vnni-256": on
+// CPUs whose 512-bit units are two 256-bit halves). Arm64: NEON with the dot-product extension.
+enum class IntKernelPath { Scalar, Avx2, AvxVnni, Avx512Vnni, Avx512Vnni256, NeonDot };
+
+// Every path, slowest first.
+inline constexpr IntKernelPath kAllIntPaths[] = {
+    IntKernelPath::Scalar,     IntKernelPath::Avx2,          IntKernelPath::AvxVnni,
+    IntKernelPath::Avx512Vnni, IntKernelPath::Avx512Vnni256, IntKernelPath::NeonDot};
 
 std::string_view pathName(IntKernelPath path);
 
@@ -70,13 +78,23 @@ struct IntKernels {
 // Throws strata::Error if the path is not available on this CPU.
 IntKernels intKernels(IntKernelPath path);
 
-// Per-ISA implementations (each file compiled with its own target flags).
+// The path a name (pathName) stands for; throws strata::Error for an unknown name.
+IntKernelPath pathNamed(std::string_view name);
+
+// Per-ISA implementations (each file compiled with its own target flags, and only on its
+// architecture).
 void dotInt8Scalar(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt4Scalar(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt8Avx2(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt4Avx2(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt8AvxVnni(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt4AvxVnni(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt8Avx512Vnni(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt4Avx512Vnni(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt8Avx512Vnni256(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt4Avx512Vnni256(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt8NeonDot(const IntRowArgs& a, float* out, int64_t outStride);
+void dotInt4NeonDot(const IntRowArgs& a, float* out, int64_t outStride);
 
 // groupShift for a quantized matrix: blocks per group is a power of two, or the whole row.
 int groupShiftOf(int64_t groupSize, int64_t paddedCols);

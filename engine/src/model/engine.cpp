@@ -49,7 +49,10 @@ kernels::KernelConfig kernelConfig(KernelPath path) {
     case KernelPath::Automatic: return {true, kernels::intKernels(kernels::bestIntPath())};
     case KernelPath::Scalar: return {true, kernels::intKernels(IntKernelPath::Scalar)};
     case KernelPath::Avx2: return {true, kernels::intKernels(IntKernelPath::Avx2)};
+    case KernelPath::AvxVnni: return {true, kernels::intKernels(IntKernelPath::AvxVnni)};
     case KernelPath::Avx512Vnni: return {true, kernels::intKernels(IntKernelPath::Avx512Vnni)};
+    case KernelPath::Avx512Vnni256: return {true, kernels::intKernels(IntKernelPath::Avx512Vnni256)};
+    case KernelPath::NeonDot: return {true, kernels::intKernels(IntKernelPath::NeonDot)};
   }
   return {};
 }
