@@ -87,6 +87,9 @@ __attribute__((always_inline)) inline void int4Quad(const IntRowArgs& a, int64_t
                                                     __m512* lanes) {
   const __m512i lowMask = _mm512_set1_epi8(0x0F);
   __m512i lo[4], hi[4];
+  for (int line = 0; line < 4; ++line)
+    _mm_prefetch(reinterpret_cast<const char*>(a.weights + c0 * 64 + kPrefetchBytes + line * 64),
+                 _MM_HINT_T0);
   for (int q = 0; q < valid; ++q) {
     const __m512i bytes = _mm512_loadu_si512(a.weights + (c0 + q) * 64);
     lo[q] = _mm512_and_si512(bytes, lowMask);

@@ -71,6 +71,9 @@ __attribute__((always_inline)) inline void int4Pair(const IntRowArgs& a, int64_t
   constexpr int kLoads = kFull ? 4 : 2;  // 32-byte weight loads: two per chunk
   const __m256i lowMask = _mm256_set1_epi8(0x0F);
   __m256i lo[4], hi[4];
+  const uint8_t* ahead = a.weights + c0 * 64 + kPrefetchBytes;
+  _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
   for (int q = 0; q < kLoads; ++q) {
     const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.weights + c0 * 64 + q * 32));
     lo[q] = _mm256_and_si256(bytes, lowMask);
