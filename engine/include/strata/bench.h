@@ -22,11 +22,11 @@ struct KernelBenchResult {
   double seconds = 0;   // median per run
   double gbps = 0;      // weight bytes read per second (GB = 1e9 bytes)
   double gflops = 0;    // 2 * rows * cols * batch per second
-  double ratio = 0;     // gbps / memory read bandwidth with the same thread count
+  double ratio = 0;     // gbps / memory read bandwidth measured just before, same thread count
 };
 
 struct KernelBenchReport {
-  double memReadGbps1 = 0;    // one thread
+  double memReadGbps1 = 0;    // one thread (the highest of the run's measurements)
   double memReadGbpsAll = 0;  // all threads
   int threadsAll = 0;
   std::string bestPath;
