@@ -28,7 +28,7 @@ class TestAppSettings : public QObject {
     auto s = open(dir.filePath(QStringLiteral("s.ini")));
     QCOMPARE(s->modelFolder(), QStringLiteral("/bundled/strata-tiny"));
     QCOMPARE(s->thinking(), true);
-    QCOMPARE(s->kvPrecision(), QStringLiteral("f32"));
+    QCOMPARE(s->kvPrecision(), QStringLiteral("bf16"));
     QCOMPARE(s->speculationMode(), QStringLiteral("auto"));
     QCOMPARE(s->mtpDepth(), 3);
     QCOMPARE(s->speculation(), (SpeculationChoice{true, 3}));
@@ -208,8 +208,9 @@ class TestAppSettings : public QObject {
     QCOMPARE(s->topP(), 0.01);
     s->setMaxTokens(0);
     QCOMPARE(s->maxTokens(), 1);
+    s->setKvPrecision(QStringLiteral("f16"));
     s->setKvPrecision(QStringLiteral("int3"));
-    QCOMPARE(s->kvPrecision(), QStringLiteral("f32"));
+    QCOMPARE(s->kvPrecision(), QStringLiteral("f16"));
     s->setMtpDepth(0);
     QCOMPARE(s->mtpDepth(), 1);
     s->setMtpDepth(12);

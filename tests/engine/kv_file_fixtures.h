@@ -113,13 +113,15 @@ inline void extendCache(KvCache& cache, const KvFileHeader& h, std::span<const i
   const int dims[3] = {h.dims.kvLoraRank, h.dims.ropeDim, h.dims.indexDim};
   for (int l = 0; l < h.layerCount; ++l) {
     LayerCache& layer = cache.layer(l);
-    std::vector<float>* vectors[3] = {&layer.latent, &layer.ropeKey, &layer.indexKey};
+    strata::kv::KvRows* vectors[3] = {&layer.latent, &layer.ropeKey, &layer.indexKey};
     for (int v = 0; v < 3; ++v) {
       if (v == 2 && !h.layerHasIndexKey[static_cast<size_t>(l)]) continue;
-      for (int64_t pos = shared; pos < static_cast<int64_t>(tokens.size()); ++pos)
+      std::vector<float> row(static_cast<size_t>(dims[v]));
+      for (int64_t pos = shared; pos < static_cast<int64_t>(tokens.size()); ++pos) {
         for (int e = 0; e < dims[v]; ++e)
-          vectors[v]->push_back(
-              rounded(kvValue(l, v, pos, tokens[static_cast<size_t>(pos)], e), round));
+          row[static_cast<size_t>(e)] = rounded(kvValue(l, v, pos, tokens[static_cast<size_t>(pos)], e), round);
+        vectors[v]->append(row.data(), row.size());
+      }
     }
   }
   cache.commit(static_cast<int64_t>(tokens.size()) - shared);
@@ -141,11 +143,12 @@ inline QString cacheProblem(const KvFileHeader& h, std::span<const int32_t> toke
   for (int l = 0; l < h.layerCount; ++l) {
     const LayerCache& a = actual.layer(l);
     const LayerCache& e = expected.layer(l);
-    const std::vector<float>* pairs[3][2] = {
+    const strata::kv::KvRows* pairs[3][2] = {
         {&a.latent, &e.latent}, {&a.ropeKey, &e.ropeKey}, {&a.indexKey, &e.indexKey}};
     for (int v = 0; v < 3; ++v) {
-      const std::vector<float>& x = *pairs[v][0];
-      const std::vector<float>& y = *pairs[v][1];
+      // Compared as f32: a cache read from a 16-bit file holds 16-bit rows, widened exactly.
+      const std::vector<float> x = pairs[v][0]->toF32();
+      const std::vector<float> y = pairs[v][1]->toF32();
       if (x.size() != y.size())
         return QString("layer %1 vector %2: %3 values, expected %4")
             .arg(l)

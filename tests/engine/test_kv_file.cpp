@@ -495,7 +495,9 @@ class TestKvFile : public QObject {
     Conversation c(h);
     c.set(ids(5, 10));
     EXPECT_ERROR(w.sync(ids(4, 10), c.cache), {name, "4 token ids", "5 tokens"});
-    c.cache.layer(1).indexKey.assign(20, 1.0f);  // index keys where the header has none
+    const std::vector<float> ones(20, 1.0f);
+    c.cache.layer(1).indexKey = strata::kv::KvRows(4, KvPrecision::F32);
+    c.cache.layer(1).indexKey.append(ones.data(), ones.size());  // index keys where the header has none
     EXPECT_ERROR(w.sync(c.tokens, c.cache), {name, "layer 1"});
     QCOMPARE(w.committedTokens(), int64_t{0});
     QCOMPARE(fs::file_size(path), docEmptyFileBytes(h));

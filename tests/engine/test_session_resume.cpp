@@ -126,6 +126,26 @@ class TestSessionResume : public QObject {
     }
   }
 
+  // A 16-bit cache holds half the bytes of an f32 one (rows are stored as 16-bit words, not as
+  // rounded floats), in a session and in the memory plan that sizes it.
+  void sixteenBitKvHalvesMemory() {
+    std::vector<int64_t> held, planned;
+    for (KvPrecision p : {KvPrecision::F32, KvPrecision::BF16, KvPrecision::F16}) {
+      EngineSettings s = plainDecoding();
+      s.kvPrecision = p;
+      const auto engine = Engine::open(model("tiny-dsa"), s);
+      auto session = engine->newSession();
+      session->append(prompt(40));
+      held.push_back(session->kvBytes());
+      planned.push_back(Engine::plan(model("tiny-dsa"), s).kvBytesPerToken);
+    }
+    QVERIFY(held[0] > 0);
+    QCOMPARE(held[1] * 2, held[0]);
+    QCOMPARE(held[2] * 2, held[0]);
+    QCOMPARE(planned[1] * 2, planned[0]);
+    QCOMPARE(planned[2] * 2, planned[0]);
+  }
+
   // Edit: truncate, save, resume; continuing equals a fresh session on the shortened tokens.
   void truncatedThenSavedEqualsFresh() {
     const auto engine = Engine::open(model("tiny-dsa"));

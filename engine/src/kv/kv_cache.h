@@ -2,27 +2,17 @@
 // A session's in-memory KV cache. Per layer and token it holds only what GLM-5 needs to attend
 // later (glm5-architecture.md §3.5, §3.11): the normalized latent c (kv_lora_rank), the roped
 // shared key k_pe (qk_rope_head_dim) and, on layers with an indexer, the indexer key
-// (index_head_dim, post-LayerNorm, post-RoPE). Expanded K/V are never stored.
+// (index_head_dim, post-LayerNorm, post-RoPE). Expanded K/V are never stored. Rows are held in
+// the cache's precision (kv_rows.h): a 16-bit cache takes half the memory of an f32 one.
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "kv/kv_rows.h"
 #include "strata/kv_precision.h"
 
 namespace strata::kv {
-
-// Rounds values to `precision` in place (nearest even), so what attention reads is exactly
-// what a 16-bit cache or file holds.
-void roundToPrecision(float* values, size_t count, KvPrecision precision);
-
-struct LayerCache {
-  std::vector<float> latent;    // [tokens x kvLoraRank]
-  std::vector<float> ropeKey;   // [tokens x qkRopeHeadDim]
-  std::vector<float> indexKey;  // [tokens x indexHeadDim], empty on IndexShare "shared" layers
-  KvPrecision precision = KvPrecision::F32;  // rows are rounded to it as they are written
-
-  void round(float* rows, size_t count) const { roundToPrecision(rows, count, precision); }
-};
 
 struct CacheDims {
   int kvLoraRank = 0;
@@ -30,18 +20,31 @@ struct CacheDims {
   int indexDim = 0;
 };
 
+struct LayerCache {
+  KvRows latent;    // [tokens x kvLoraRank]
+  KvRows ropeKey;   // [tokens x qkRopeHeadDim]
+  KvRows indexKey;  // [tokens x indexHeadDim], empty on IndexShare "shared" layers
+
+  LayerCache() = default;
+  LayerCache(const CacheDims& d, KvPrecision p)
+      : latent(d.kvLoraRank, p), ropeKey(d.ropeDim, p), indexKey(d.indexDim, p) {}
+  LayerCache(KvRows l, KvRows r, KvRows i)
+      : latent(std::move(l)), ropeKey(std::move(r)), indexKey(std::move(i)) {}
+  bool operator==(const LayerCache&) const = default;
+};
+
 class KvCache {
  public:
   KvCache(int layerCount, CacheDims dims, KvPrecision precision = KvPrecision::F32)
-      : dims_(dims), layers_(static_cast<size_t>(layerCount)), precision_(precision) {
-    for (LayerCache& l : layers_) l.precision = precision;
-  }
+      : dims_(dims), layers_(static_cast<size_t>(layerCount), LayerCache(dims, precision)),
+        precision_(precision) {}
   KvPrecision precision() const { return precision_; }
 
   int64_t length() const { return length_; }
   const CacheDims& dims() const { return dims_; }
   LayerCache& layer(int i) { return layers_[static_cast<size_t>(i)]; }
   const LayerCache& layer(int i) const { return layers_[static_cast<size_t>(i)]; }
+  int layerCount() const { return static_cast<int>(layers_.size()); }
 
   // Called once per forward pass after every layer appended its rows for `count` tokens.
   void commit(int64_t count) { length_ += count; }
@@ -50,8 +53,12 @@ class KvCache {
   void truncate(int64_t tokens);
   // Becomes a copy of the first `tokens` tokens of `other` (same dimensions).
   void copyPrefix(const KvCache& other, int64_t tokens);
+  // Re-encodes every row in `precision` (a saved session resumed under another setting).
+  void convertTo(KvPrecision precision);
 
   int64_t bytes() const;
+
+  bool operator==(const KvCache&) const = default;
 
  private:
   CacheDims dims_;
@@ -63,9 +70,9 @@ class KvCache {
 inline void KvCache::truncate(int64_t tokens) {
   if (tokens >= length_) return;
   for (LayerCache& l : layers_) {
-    l.latent.resize(static_cast<size_t>(tokens * dims_.kvLoraRank));
-    l.ropeKey.resize(static_cast<size_t>(tokens * dims_.ropeDim));
-    if (!l.indexKey.empty()) l.indexKey.resize(static_cast<size_t>(tokens * dims_.indexDim));
+    l.latent.truncateRows(tokens);
+    l.ropeKey.truncateRows(tokens);
+    l.indexKey.truncateRows(tokens);
   }
   length_ = tokens;
 }
@@ -73,24 +80,26 @@ inline void KvCache::truncate(int64_t tokens) {
 inline void KvCache::copyPrefix(const KvCache& other, int64_t tokens) {
   dims_ = other.dims_;
   precision_ = other.precision_;
-  layers_.assign(other.layers_.size(), LayerCache{});
+  layers_.resize(other.layers_.size());
   for (size_t i = 0; i < layers_.size(); ++i) {
     const LayerCache& from = other.layers_[i];
-    LayerCache& to = layers_[i];
-    to.precision = from.precision;
-    to.latent.assign(from.latent.begin(), from.latent.begin() + tokens * dims_.kvLoraRank);
-    to.ropeKey.assign(from.ropeKey.begin(), from.ropeKey.begin() + tokens * dims_.ropeDim);
-    if (!from.indexKey.empty())
-      to.indexKey.assign(from.indexKey.begin(), from.indexKey.begin() + tokens * dims_.indexDim);
+    layers_[i] = LayerCache(from.latent.prefix(tokens), from.ropeKey.prefix(tokens),
+                            from.indexKey.prefix(tokens));
   }
   length_ = tokens;
 }
 
+inline void KvCache::convertTo(KvPrecision precision) {
+  if (precision == precision_) return;
+  for (LayerCache& l : layers_)
+    l = LayerCache(l.latent.convertedTo(precision), l.ropeKey.convertedTo(precision),
+                   l.indexKey.convertedTo(precision));
+  precision_ = precision;
+}
+
 inline int64_t KvCache::bytes() const {
   int64_t total = 0;
-  for (const LayerCache& l : layers_)
-    total += static_cast<int64_t>((l.latent.size() + l.ropeKey.size() + l.indexKey.size()) *
-                                  sizeof(float));
+  for (const LayerCache& l : layers_) total += l.latent.bytes() + l.ropeKey.bytes() + l.indexKey.bytes();
   return total;
 }
 

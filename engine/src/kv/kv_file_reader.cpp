@@ -1,7 +1,7 @@
 // readKvFile: the header and records' structure first (kv_file_layout), then every committed
 // payload in blocks that stay in cache while each is read, hashed and appended to the cache's
-// vectors. Appending into reserved vectors (rather than resizing, then filling) writes the
-// hundreds of MiB of a long conversation's cache once instead of twice.
+// rows, in the file's precision as stored. Appending into reserved rows (rather than resizing,
+// then filling) writes the hundreds of MiB of a long conversation's cache once instead of twice.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,7 +24,6 @@ using Reason = KvFileError::Reason;
 using format::PayloadPiece;
 
 constexpr size_t kBlockFloats = size_t{1} << 18;  // 1 MiB: read, hashed and copied in L2
-constexpr size_t kWidenFloats = size_t{1} << 14;  // 16-bit values widened 64 KiB at a time
 
 struct FdCloser {
   int fd;
@@ -35,17 +34,7 @@ struct HashStateFree {
   void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
 };
 
-// Room for `count` values. Faulting in hundreds of MiB page by page costs more than reading
-// the file, so big vectors ask for transparent huge pages (advice: ignored where THP is off).
-void reserveForRead(std::vector<float>& v, size_t count) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  v.reserve(count);
-  const auto begin = (reinterpret_cast<uintptr_t>(v.data()) + kHugePage - 1) & ~(kHugePage - 1);
-  const auto end = reinterpret_cast<uintptr_t>(v.data() + count) & ~(kHugePage - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
-std::vector<float>& destination(KvFileState& state, const PayloadPiece& piece) {
+KvRows& destination(KvFileState& state, const PayloadPiece& piece) {
   LayerCache& layer = state.cache.layer(piece.layer);
   switch (piece.kind) {
     case PayloadPiece::Kind::Latent:
@@ -61,7 +50,6 @@ std::vector<float>& destination(KvFileState& state, const PayloadPiece& piece) {
 // floats so f32 values can be appended from it directly.
 struct Buffers {
   std::vector<float> block = std::vector<float>(kBlockFloats);
-  std::vector<float> widened = std::vector<float>(kWidenFloats);
   uint8_t* bytes() { return reinterpret_cast<uint8_t*>(block.data()); }
 };
 
@@ -80,9 +68,9 @@ uint64_t readPayload(int fd, const CommittedChunk& chunk, KvFileState& state, Bu
   for (const PayloadPiece& piece :
        format::payloadPieces(state.header, chunk.record.start, chunk.record.count)) {
     const size_t elementBytes = format::storedBytesPerElement(piece.kind, precision);
-    std::vector<float>* values =
+    KvRows* values =
         piece.kind == PayloadPiece::Kind::TokenIds ? nullptr : &destination(state, piece);
-    if (values != nullptr && values->size() != piece.first)
+    if (values != nullptr && values->valueCount() != piece.first)
       throw Error(path.string() + ": internal error: chunks appended out of order");
     for (size_t done = 0; done < piece.elements;) {
       if (have - used < elementBytes) {
@@ -99,17 +87,11 @@ uint64_t readPayload(int fd, const CommittedChunk& chunk, KvFileState& state, Bu
         fileAt += n;
         left -= n;
       }
-      size_t k = std::min(piece.elements - done, (have - used) / elementBytes);
-      if (values == nullptr) {
+      const size_t k = std::min(piece.elements - done, (have - used) / elementBytes);
+      if (values == nullptr)
         std::memcpy(state.tokens.data() + piece.first + done, bytes + used, k * elementBytes);
-      } else if (precision == KvPrecision::F32) {
-        const float* from = buffers.block.data() + used / sizeof(float);
-        values->insert(values->end(), from, from + k);
-      } else {
-        k = std::min(k, buffers.widened.size());
-        format::decodeValues(bytes + used, k, precision, buffers.widened.data());
-        values->insert(values->end(), buffers.widened.data(), buffers.widened.data() + k);
-      }
+      else  // the cache holds the file's precision: the stored bits as they are
+        values->appendEncoded(bytes + used, k);
       used += k * elementBytes;
       done += k;
     }
@@ -133,10 +115,10 @@ KvFileState readKvFile(const std::filesystem::path& path, const std::string& exp
   KvFileState state{h, std::vector<int32_t>(total), KvCache(h.layerCount, h.dims, h.precision)};
   for (int l = 0; l < h.layerCount; ++l) {
     LayerCache& layer = state.cache.layer(l);
-    reserveForRead(layer.latent, total * h.dims.kvLoraRank);
-    reserveForRead(layer.ropeKey, total * h.dims.ropeDim);
+    layer.latent.reserveValues(total * h.dims.kvLoraRank);
+    layer.ropeKey.reserveValues(total * h.dims.ropeDim);
     if (h.layerHasIndexKey[static_cast<size_t>(l)])
-      reserveForRead(layer.indexKey, total * h.dims.indexDim);
+      layer.indexKey.reserveValues(total * h.dims.indexDim);
   }
   Buffers buffers;
   for (size_t i = 0; i < layout.chunks.size(); ++i) {

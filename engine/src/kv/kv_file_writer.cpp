@@ -50,15 +50,15 @@ void truncateTo(int fd, uint64_t bytes, const std::filesystem::path& path) {
     if (errno != EINTR) failIo(path, "cannot cut the file back to byte " + std::to_string(bytes));
 }
 
-const float* source(const KvCache& cache, const PayloadPiece& piece) {
+const KvRows& source(const KvCache& cache, const PayloadPiece& piece) {
   const LayerCache& layer = cache.layer(piece.layer);
   switch (piece.kind) {
     case PayloadPiece::Kind::Latent:
-      return layer.latent.data() + piece.first;
+      return layer.latent;
     case PayloadPiece::Kind::RopeKey:
-      return layer.ropeKey.data() + piece.first;
+      return layer.ropeKey;
     default:
-      return layer.indexKey.data() + piece.first;
+      return layer.indexKey;
   }
 }
 
@@ -76,8 +76,8 @@ void checkCache(std::span<const int32_t> tokens, const KvCache& cache, const KvF
   for (int l = 0; l < h.layerCount; ++l) {
     const LayerCache& layer = cache.layer(l);
     const bool indexed = h.layerHasIndexKey[static_cast<size_t>(l)];
-    if (layer.latent.size() < n * d.kvLoraRank || layer.ropeKey.size() < n * d.ropeDim ||
-        (indexed ? layer.indexKey.size() < n * d.indexDim : !layer.indexKey.empty()))
+    if (layer.latent.valueCount() < n * d.kvLoraRank || layer.ropeKey.valueCount() < n * d.ropeDim ||
+        (indexed ? layer.indexKey.valueCount() < n * d.indexDim : !layer.indexKey.empty()))
       throw Error(where + "layer " + std::to_string(l) + " does not hold " + std::to_string(n) +
                   " rows of the header's vectors" + (indexed ? "" : " (or has index keys)"));
   }
@@ -226,8 +226,7 @@ void KvFileWriter::append(std::span<const int32_t> tokens, const KvCache& cache)
       if (piece.kind == PayloadPiece::Kind::TokenIds)
         std::memcpy(block.data() + have, tokens.data() + piece.first + done, k * elementBytes);
       else
-        format::encodeValues(source(cache, piece) + done, k, header_.precision,
-                             block.data() + have);
+        source(cache, piece).encode(piece.first + done, k, header_.precision, block.data() + have);
       have += k * elementBytes;
       done += k;
     }

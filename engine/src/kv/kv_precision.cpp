@@ -1,5 +1,4 @@
-#include "kv/kv_cache.h"
-#include "quant/convert.h"
+#include "strata/kv_precision.h"
 
 namespace strata {
 
@@ -18,19 +17,4 @@ std::optional<KvPrecision> parseKvPrecision(std::string_view name) {
   return std::nullopt;
 }
 
-namespace kv {
-
-void roundToPrecision(float* values, size_t count, KvPrecision precision) {
-  switch (precision) {
-    case KvPrecision::F32: return;
-    case KvPrecision::BF16:
-      for (size_t i = 0; i < count; ++i) values[i] = quant::bf16ToF32(quant::f32ToBf16(values[i]));
-      return;
-    case KvPrecision::F16:
-      for (size_t i = 0; i < count; ++i) values[i] = quant::f16ToF32(quant::f32ToF16(values[i]));
-      return;
-  }
-}
-
-}  // namespace kv
 }  // namespace strata

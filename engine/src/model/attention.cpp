@@ -55,7 +55,9 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
   const int64_t keys = batch.start + batch.count;
   const int64_t kvWidth = int64_t{d.heads} * (d.nope + d.v);
   std::vector<float> kv(static_cast<size_t>(keys * kvWidth));
-  kernels::matmul(kvB, cache.latent.data(), keys, kv.data());  // kvB is f32
+  std::vector<float> widenedLatent, widenedRope;  // a 16-bit cache's rows as f32
+  kernels::matmul(kvB, cache.latent.rowsF32(0, keys, widenedLatent), keys, kv.data());  // kvB: f32
+  const float* ropeKeys = cache.ropeKey.rowsF32(0, keys, widenedRope);
 
   const bool parallel = batch.count * d.heads * keys * (d.qk + d.v) >= kernels::kParallelThreshold;
 #pragma omp parallel if (parallel)
@@ -69,7 +71,7 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
         int64_t len = 0;
         forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
           const float* kh = kv.data() + t * kvWidth + int64_t{h} * (d.nope + d.v);
-          const float* kpe = cache.ropeKey.data() + t * d.rope;
+          const float* kpe = ropeKeys + t * d.rope;
           logits[len++] =
               (kernels::dot(qh, kh, d.nope) + kernels::dot(qh + d.nope, kpe, d.rope)) * scale;
         });
@@ -87,6 +89,43 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
   }
 }
 
+// The latent and rope key of one query row's keys as f32, by position in its key list. An
+// f32 cache is read in place; a 16-bit one is widened once per thread and query row, not once
+// per head.
+class RowKeys {
+ public:
+  explicit RowKeys(const kv::LayerCache& cache)
+      : cache_(cache), widen_(cache.latent.precision() != KvPrecision::F32),
+        stride_(cache.latent.width() + cache.ropeKey.width()) {}
+
+  void prepare(int64_t s, const KeySelection& sel, int64_t visible) {
+    if (!widen_ || preparedFor_ == s) return;
+    const int64_t count = sel.all ? visible : static_cast<int64_t>(sel.keys.size());
+    rows_.resize(static_cast<size_t>(count * stride_));
+    int64_t i = 0;
+    forEachKey(sel, visible, [&](int64_t t) {
+      float* out = rows_.data() + i++ * stride_;
+      cache_.latent.row(t, out);
+      cache_.ropeKey.row(t, out + cache_.latent.width());
+    });
+    preparedFor_ = s;
+  }
+  // Key i of the prepared row's list, which is token t.
+  const float* latent(int64_t i, int64_t t) const {
+    return widen_ ? rows_.data() + i * stride_ : cache_.latent.row(t, nullptr);
+  }
+  const float* rope(int64_t i, int64_t t) const {
+    return widen_ ? rows_.data() + i * stride_ + cache_.latent.width() : cache_.ropeKey.row(t, nullptr);
+  }
+
+ private:
+  const kv::LayerCache& cache_;
+  bool widen_;
+  int64_t stride_;
+  std::vector<float> rows_;
+  int64_t preparedFor_ = -1;
+};
+
 // §3.5: fold W_UK into the query and W_UV into the output, attending over latents directly.
 void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache,
                     const float* q, const TokenBatch& batch,
@@ -101,6 +140,7 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
     std::vector<float> logits(static_cast<size_t>(keys));
     std::vector<float> qLatent(static_cast<size_t>(d.latent));
     std::vector<float> oLatent(static_cast<size_t>(d.latent));
+    RowKeys rowKeys(cache);
 #pragma omp for collapse(2) schedule(dynamic)
     for (int64_t s = 0; s < batch.count; ++s) {
       for (int h = 0; h < d.heads; ++h) {
@@ -113,10 +153,11 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
           for (int j = 0; j < d.latent; ++j) qLatent[j] += qh[i] * wUK[i * d.latent + j];
 
         const KeySelection& sel = selection[static_cast<size_t>(s)];
+        rowKeys.prepare(s, sel, batch.visibleKeys(s));
         int64_t len = 0;
         forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-          const float* c = cache.latent.data() + t * d.latent;
-          const float* kpe = cache.ropeKey.data() + t * d.rope;
+          const float* c = rowKeys.latent(len, t);
+          const float* kpe = rowKeys.rope(len, t);
           logits[len++] = (kernels::dot(qLatent.data(), c, d.latent) +
                            kernels::dot(qh + d.nope, kpe, d.rope)) * scale;
         });
@@ -124,7 +165,7 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
         std::fill(oLatent.begin(), oLatent.end(), 0.0f);
         int64_t i = 0;
         forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-          const float* c = cache.latent.data() + t * d.latent;
+          const float* c = rowKeys.latent(i, t);
           const float p = logits[i++];
           for (int j = 0; j < d.latent; ++j) oLatent[j] += p * c[j];
         });
@@ -167,19 +208,16 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
   for (const SequenceStep& seq : sequences) {
     kv::LayerCache& cache = *seq.cache;
     const int64_t n = seq.batch.count;
-    const size_t oldLatent = cache.latent.size();
-    const size_t oldRope = cache.ropeKey.size();
-    cache.latent.resize(oldLatent + static_cast<size_t>(n * d.latent));
-    cache.ropeKey.resize(oldRope + static_cast<size_t>(n * d.rope));
+    std::vector<float> latent(static_cast<size_t>(n * d.latent)), rope(static_cast<size_t>(n * d.rope));
     for (int64_t s = 0; s < n; ++s) {
       const float* row = kvA.data() + (seq.firstRow + s) * (d.latent + d.rope);
-      rmsNorm(row, w.kvANorm.data(), d.latent, 1e-6f, cache.latent.data() + oldLatent + s * d.latent);
-      float* kpe = cache.ropeKey.data() + oldRope + s * d.rope;
+      rmsNorm(row, w.kvANorm.data(), d.latent, 1e-6f, latent.data() + s * d.latent);
+      float* kpe = rope.data() + s * d.rope;
       std::copy(row + d.latent, row + d.latent + d.rope, kpe);
       ctx.rope.apply(kpe, seq.batch.position(s));
     }
-    cache.round(cache.latent.data() + oldLatent, static_cast<size_t>(n * d.latent));
-    cache.round(cache.ropeKey.data() + oldRope, static_cast<size_t>(n * d.rope));
+    cache.latent.append(latent.data(), latent.size());  // rounded to the cache's precision
+    cache.ropeKey.append(rope.data(), rope.size());
   }
 
   // DSA: a full layer selects keys with its own indexer; a shared layer keeps each sequence's

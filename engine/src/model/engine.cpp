@@ -65,7 +65,8 @@ model::WeightPrecision weightPrecision(const EngineSettings& s) {
 // A Hugging Face checkpoint cannot stream: everything is resident, estimated from its headers.
 MemoryPlan checkpointPlan(const io::TensorStore& store, const model::ModelConfig& config,
                           const EngineSettings& settings) {
-  MemoryPlan plan = tier::planMemory(config, nullptr, weightPrecision(settings), settings.memory);
+  MemoryPlan plan = tier::planMemory(config, nullptr, weightPrecision(settings),
+                                     settings.kvPrecision, settings.memory);
   const bool native = settings.precision == Precision::Native;
   for (const std::string& name : store.names()) {
     const io::TensorInfo& t = store.get(name);
@@ -113,7 +114,8 @@ class EngineImpl final : public Engine {
                                   : model::modelFingerprint(dir, *checkpoint);
     // Plan before loading anything: a budget that cannot work fails in a second, not after
     // minutes of reading weights.
-    info_.plan = container ? tier::planMemory(config_, &*container, precision, settings.memory)
+    info_.plan = container ? tier::planMemory(config_, &*container, precision,
+                                              settings.kvPrecision, settings.memory)
                            : checkpointPlan(*checkpoint, config_, settings);
     {
       const auto source = container ? model::containerWeightSource(*container)
@@ -287,7 +289,8 @@ MemoryPlan Engine::plan(const std::filesystem::path& modelDir, const EngineSetti
   if (!io::Container::isContainer(modelDir))
     return checkpointPlan(io::TensorStore::openDirectory(modelDir), config, settings);
   const io::Container container = io::Container::open(modelDir);
-  return tier::planMemory(config, &container, weightPrecision(settings), settings.memory);
+  return tier::planMemory(config, &container, weightPrecision(settings), settings.kvPrecision,
+                          settings.memory);
 }
 
 int32_t argmax(std::span<const float> logits) {

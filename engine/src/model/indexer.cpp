@@ -22,7 +22,8 @@ std::vector<KeySelection> selectKeys(const ModelContext& ctx, const float* q, co
   // With at most index_topk keys visible the selection is every key, so attention stays
   // exactly dense (the common short-context case).
   std::vector<KeySelection> selection(static_cast<size_t>(n));
-  const float* keys = cache.indexKey.data();
+  std::vector<float> widened;  // a 16-bit cache's keys as f32
+  const float* keys = cache.indexKey.rowsF32(0, cache.indexKey.rows(), widened);
   const bool parallel = n * batch.visibleKeys(n - 1) * heads * dim >= kernels::kParallelThreshold;
 #pragma omp parallel if (parallel)
   {
@@ -70,17 +71,16 @@ void runIndexer(const ModelContext& ctx, const IndexerWeights& w, const float* x
 
   for (const SequenceStep& seq : sequences) {
     kv::LayerCache& cache = *seq.cache;
-    const size_t oldKeys = cache.indexKey.size();
-    cache.indexKey.resize(oldKeys + static_cast<size_t>(seq.batch.count * dim));
+    std::vector<float> keys(static_cast<size_t>(seq.batch.count * dim));
     for (int64_t s = 0; s < seq.batch.count; ++s) {
       const int64_t row = seq.firstRow + s;
       const int64_t position = seq.batch.position(s);
-      float* key = cache.indexKey.data() + oldKeys + s * dim;
+      float* key = keys.data() + s * dim;
       layerNorm(kRaw.data() + row * dim, w.kNormWeight.data(), w.kNormBias.data(), dim, 1e-6f, key);
       ctx.rope.apply(key, position);
       for (int h = 0; h < heads; ++h) ctx.rope.apply(q.data() + (row * heads + h) * dim, position);
     }
-    cache.round(cache.indexKey.data() + oldKeys, static_cast<size_t>(seq.batch.count * dim));
+    cache.indexKey.append(keys.data(), keys.size());  // rounded to the cache's precision
     // 4-5. Scores over visible keys, then the top k.
     *seq.selection = selectKeys(ctx, q.data() + seq.firstRow * heads * dim,
                                 gates.data() + seq.firstRow * heads, seq.batch, cache);

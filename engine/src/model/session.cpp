@@ -36,11 +36,10 @@ SessionImpl::SessionImpl(const SessionEnvironment& environment, kv::KvFileState 
   if (state.cache.length() != static_cast<int64_t>(state.tokens.size()))
     throw Error("saved session: " + std::to_string(state.tokens.size()) + " token ids but " +
                 std::to_string(state.cache.length()) + " cached tokens");
-  // The saved vectors were rounded to the file's precision when written; this session keeps
-  // rounding new rows to the engine's setting.
+  // The saved rows are in the file's precision; the cache holds the engine's setting (widening
+  // a 16-bit file into an f32 cache is exact; an f32 file in a 16-bit cache is rounded).
   cache_ = std::move(state.cache);
-  for (int i = 0; i < transformer_.config().numHiddenLayers; ++i)
-    cache_.layer(i).precision = env_.kvPrecision;
+  cache_.convertTo(env_.kvPrecision);
   tokens_ = std::move(state.tokens);
   if (mtp_) mtp_->resetTo(cache_.length());  // the file holds no MTP rows: drafts start here
 }

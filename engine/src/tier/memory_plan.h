@@ -5,6 +5,7 @@
 #include "io/container.h"
 #include "model/config.h"
 #include "model/weight_source.h"
+#include "strata/kv_precision.h"
 #include "strata/tiers.h"
 
 namespace strata::tier {
@@ -15,8 +16,10 @@ int64_t residentTensorBytes(const model::ModelConfig& config, const io::Containe
                             model::WeightPrecision precision);
 
 // `container` may be null (a Hugging Face checkpoint: everything resident, no streaming).
-// Throws strata::Error when the budget cannot hold the minimum, giving every number.
+// The KV cache takes 4 bytes a value in f32, 2 in bf16/f16 (kv/kv_rows.h). Throws strata::Error
+// when the budget cannot hold the minimum, giving every number.
 MemoryPlan planMemory(const model::ModelConfig& config, const io::Container* container,
-                      model::WeightPrecision precision, const MemorySettings& settings);
+                      model::WeightPrecision precision, KvPrecision kvPrecision,
+                      const MemorySettings& settings);
 
 }  // namespace strata::tier
