@@ -61,9 +61,9 @@ int runInspect(const Args& args) {
               size(machine.ramTotal).c_str(), size(machine.ramAvailable).c_str(),
               size(machine.diskFree).c_str(), machine.cpus, machine.cpuModel.empty() ? "" : ", ",
               machine.cpuModel.c_str());
-  std::printf("cpu features: avx2 %s, avx512f %s, avx512vnni %s, avx-vnni %s\n",
+  std::printf("cpu features: avx2 %s, avx512f %s, avx512vnni %s, avx-vnni %s; integer kernels %s\n",
               yesNo(machine.avx2), yesNo(machine.avx512f), yesNo(machine.avx512vnni),
-              yesNo(machine.avxvnni));
+              yesNo(machine.avxvnni), machine.integerKernels.c_str());
   std::printf("verdict:      %s\n", fitVerdict(m, machine, context).text.c_str());
   return 0;
 }

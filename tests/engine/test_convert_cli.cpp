@@ -15,6 +15,7 @@
 #include "convert/converter.h"
 #include "fixtures.h"
 #include "io/container.h"
+#include "kernels/int_dot.h"
 
 namespace fs = std::filesystem;
 
@@ -132,6 +133,10 @@ class TestConvertCli : public QObject {
           "routed_expert", "int4-g32", "int8-row", "machine:      RAM", "avx2",
           "verdict:      fits"})
       QVERIFY2(container.text().contains(line), qPrintable(QString(line) + "\n" + container.text()));
+    // The kernel path the engine would pick on this machine.
+    const QString kernels = "integer kernels " +
+                            QString::fromUtf8(strata::kernels::pathName(strata::kernels::bestIntPath()).data());
+    QVERIFY2(container.text().contains(kernels), qPrintable(container.text()));
 
     const CliRun hf = runCli({"inspect", path(fixtures::dataDir() / "tiny-fp8")});
     QVERIFY2(hf.exitCode == 0, qPrintable(hf.err));

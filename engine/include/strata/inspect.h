@@ -58,6 +58,7 @@ struct MachineSummary {
   bool avx512f = false;
   bool avx512vnni = false;
   bool avxvnni = false;
+  std::string integerKernels;  // the int8/int4 kernel path the engine picks here, e.g. "avx512vnni-256"
 };
 
 struct FitVerdict {

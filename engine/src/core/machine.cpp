@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "kernels/int_dot.h"
 #include "strata/inspect.h"
 
 namespace strata {
@@ -56,6 +57,7 @@ MachineSummary inspectMachine(const std::filesystem::path& diskPath) {
   m.avx512vnni = __builtin_cpu_supports("avx512vnni");
   m.avxvnni = __builtin_cpu_supports("avxvnni");
 #endif
+  m.integerKernels = std::string(kernels::pathName(kernels::bestIntPath()));
   return m;
 }
 
