@@ -269,6 +269,23 @@ class TestContainer : public QObject {
     ::close(fd);
     QCOMPARE(got, static_cast<ssize_t>(loc.span));
     const ExpertMatrices m = c.decodeExpert(loc, {static_cast<const std::byte*>(buffer), loc.span});
+    {
+      // The same expert as views into the read buffer (what the expert store streams): the
+      // same codes and scales, at addresses inside the buffer, kept alive by the owner.
+      const auto owner = std::make_shared<int>(0);
+      const ExpertMatrices v =
+          c.viewExpert(loc, {static_cast<const std::byte*>(buffer), loc.span}, owner);
+      QCOMPARE(owner.use_count(), 4L);
+      for (auto [view, copy] : {std::pair{&v.gate, &m.gate}, {&v.up, &m.up}, {&v.down, &m.down}}) {
+        QVERIFY(view->data.empty() && view->scales.empty());
+        const auto* at = reinterpret_cast<const std::byte*>(view->codes());
+        QVERIFY(at >= static_cast<const std::byte*>(buffer) &&
+                at + view->codeBytes() <= static_cast<const std::byte*>(buffer) + loc.span);
+        QVERIFY(std::memcmp(view->codes(), copy->codes(), static_cast<size_t>(copy->codeBytes())) == 0);
+        QVERIFY(std::memcmp(view->scaleValues(), copy->scaleValues(), static_cast<size_t>(copy->scaleBytes())) == 0);
+        QCOMPARE(view->bytes(), copy->bytes());
+      }
+    }
     std::free(buffer);
     if (!direct) qInfo("O_DIRECT is not supported here; read with plain pread");
     const auto gate = c.readQuantized("model.layers.1.mlp.experts.5.gate_proj.weight");

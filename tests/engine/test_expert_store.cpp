@@ -12,6 +12,8 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +37,8 @@ struct ReaderProbe {
   std::atomic<int> reads{0};
   std::atomic<int> failNext{0};
   int delayMs = 0;
+  std::mutex mutex;
+  std::set<const std::byte*> buffers;  // every buffer a read went into
 };
 
 class ProbeReader final : public tier::ExpertReader {
@@ -48,6 +52,10 @@ class ProbeReader final : public tier::ExpertReader {
       if (probe_.failNext.fetch_sub(1) > 0) {
         r.error = "injected I/O error";
         continue;
+      }
+      {
+        std::lock_guard lock(probe_.mutex);
+        probe_.buffers.insert(r.buffer);
       }
       inner_->read({&r, 1});
     }
@@ -273,6 +281,29 @@ class TestExpertStore : public QObject {
     second.join();
     QVERIFY(a && a == b);
     QCOMPARE(probe.reads.load(), 1);
+  }
+
+  // A streamed expert is used where it was read (its matrices view the read buffer: no copy),
+  // and buffers are recycled: a long run over many experts with room for three in the cache
+  // reads into no more buffers than the cache, the reads in flight (ioDepth 2) and the
+  // handles this test holds at once (one) can keep.
+  void streamedExpertsViewRecycledReadBuffers() {
+    ReaderProbe probe;
+    const auto s = store(3, 0, &probe);
+    const model::ExpertHandle held = s->get(1, 4);
+    const auto& gate = held->gate.quantized();
+    QVERIFY(gate.data.empty() && gate.owner);
+    const std::byte* codes = reinterpret_cast<const std::byte*>(gate.codes());
+    bool inAReadBuffer = false;
+    for (const std::byte* b : probe.buffers)
+      inAReadBuffer = inAReadBuffer || (codes >= b && codes < b + expertBytes_ + 4096);
+    QVERIFY(inAReadBuffer);
+    for (int round = 0; round < 4; ++round)
+      for (int layer = 1; layer <= 4; ++layer)
+        for (int e = 0; e < 16; ++e) use(*s, layer, e);
+    QVERIFY(probe.reads.load() > 200);
+    QVERIFY2(probe.buffers.size() <= 3 + 2 + 1,
+             qPrintable(QString("%1 distinct read buffers").arg(probe.buffers.size())));
   }
 
   void injectedErrorReachesTheCallerAndLeavesTheStoreConsistent() {

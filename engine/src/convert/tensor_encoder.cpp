@@ -36,8 +36,8 @@ void encodeSlice(const io::TensorEntry& e, const float* values, int64_t rows, st
       const quant::QuantizedMatrix m = quant::quantizeMatrix(values, rows, cols, format, requested);
       if (m.paddedCols != e.paddedCols || m.groupSize != e.groupSize)
         throw Error("tensor '" + e.name + "': quantized layout differs from the planned one");
-      std::memcpy(data, m.data.data(), m.data.size());
-      std::memcpy(scales, m.scales.data(), m.scales.size() * sizeof(float));
+      std::memcpy(data, m.codes(), static_cast<size_t>(m.codeBytes()));
+      std::memcpy(scales, m.scaleValues(), static_cast<size_t>(m.scaleBytes()));
       return;
     }
   }

@@ -219,18 +219,34 @@ std::vector<std::byte> Container::readVerified(const ContainerTensor& t, bool sc
 
 namespace {
 
-quant::QuantizedMatrix assemble(const TensorEntry& e, const std::byte* data,
-                                const std::byte* scales) {
+quant::QuantizedMatrix shapeOf(const TensorEntry& e) {
   quant::QuantizedMatrix m;
   m.format = e.format == QuantFormat::Int8 ? quant::IntFormat::Int8 : quant::IntFormat::Int4;
   m.rows = e.rows();
   m.cols = e.cols();
   m.paddedCols = e.paddedCols;
   m.groupSize = e.groupSize;
+  return m;
+}
+
+// A matrix owning copies of its codes and scales.
+quant::QuantizedMatrix assemble(const TensorEntry& e, const std::byte* data,
+                                const std::byte* scales) {
+  quant::QuantizedMatrix m = shapeOf(e);
   m.data.resize(e.dataBytes());
   std::memcpy(m.data.data(), data, m.data.size());
   m.scales.resize(e.scalesBytes() / sizeof(float));
   std::memcpy(m.scales.data(), scales, e.scalesBytes());
+  return m;
+}
+
+// A matrix viewing codes and scales where they lie; `owner` keeps them alive.
+quant::QuantizedMatrix assembleView(const TensorEntry& e, const std::byte* data,
+                                    const std::byte* scales, std::shared_ptr<const void> owner) {
+  quant::QuantizedMatrix m = shapeOf(e);
+  m.viewCodes = reinterpret_cast<const uint8_t*>(data);
+  m.viewScales = reinterpret_cast<const float*>(scales);
+  m.owner = std::move(owner);
   return m;
 }
 
@@ -297,8 +313,7 @@ void Container::readExpertBytes(const ExpertLocation& loc, std::span<std::byte> 
          "layer " + std::to_string(loc.layer) + " expert " + std::to_string(loc.expert));
 }
 
-ExpertMatrices Container::decodeExpert(const ExpertLocation& loc,
-                                       std::span<const std::byte> bytes) const {
+void Container::verifyExpert(const ExpertLocation& loc, std::span<const std::byte> bytes) const {
   const std::string where = loc.file.string() + ": layer " + std::to_string(loc.layer) +
                             " expert " + std::to_string(loc.expert);
   if (bytes.size() < loc.bytes)
@@ -329,12 +344,33 @@ ExpertMatrices Container::decodeExpert(const ExpertLocation& loc,
     }
     verified.store(true, std::memory_order_release);
   }
+}
+
+ExpertMatrices Container::decodeExpert(const ExpertLocation& loc,
+                                       std::span<const std::byte> bytes) const {
+  verifyExpert(loc, bytes);
   ExpertMatrices m;
   quant::QuantizedMatrix* parts[3] = {&m.gate, &m.up, &m.down};
   for (int p = 0; p < 3; ++p) {
     const ContainerTensor& t = tensors_[static_cast<size_t>(loc.tensors[p])];
     *parts[p] = assemble(t.entry, bytes.data() + (t.dataOffset - loc.offset),
                          bytes.data() + (t.scalesOffset - loc.offset));
+  }
+  return m;
+}
+
+ExpertMatrices Container::viewExpert(const ExpertLocation& loc, std::span<const std::byte> bytes,
+                                     const std::shared_ptr<const void>& owner) const {
+  verifyExpert(loc, bytes);
+  ExpertMatrices m;
+  quant::QuantizedMatrix* parts[3] = {&m.gate, &m.up, &m.down};
+  for (int p = 0; p < 3; ++p) {
+    const ContainerTensor& t = tensors_[static_cast<size_t>(loc.tensors[p])];
+    if (t.scalesOffset % alignof(float) != 0)
+      throw Error(loc.file.string() + ": layer " + std::to_string(loc.layer) + " expert " +
+                  std::to_string(loc.expert) + ": scales at an unaligned offset");
+    *parts[p] = assembleView(t.entry, bytes.data() + (t.dataOffset - loc.offset),
+                             bytes.data() + (t.scalesOffset - loc.offset), owner);
   }
   return m;
 }

@@ -91,9 +91,14 @@ class Container {
   // decode of each expert verifies its checksum; a mismatch names the layer and expert.
   ExpertMatrices decodeExpert(const ExpertLocation& location,
                               std::span<const std::byte> bytes) const;
+  // The same matrices as views into `bytes` (no copy: streamed experts are used where they
+  // were read); `owner` keeps that memory alive as long as any of them.
+  ExpertMatrices viewExpert(const ExpertLocation& location, std::span<const std::byte> bytes,
+                            const std::shared_ptr<const void>& owner) const;
   ExpertMatrices readExpert(int layer, int expert) const;
 
  private:
+  void verifyExpert(const ExpertLocation& location, std::span<const std::byte> bytes) const;
   Container() = default;
   void addFile(const ContainerManifest::File& file);
   void readAt(int fileIndex, void* out, uint64_t bytes, uint64_t offset,

@@ -35,8 +35,8 @@ void matmulInteger(const quant::QuantizedMatrix& w, const float* x, int64_t n, f
                  a.int4Offsets[4 * b + 3];
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t r = 0; r < w.rows; ++r) {
-    IntRowArgs args{w.data.data() + r * w.rowBytes(),
-                    w.scales.data() + r * w.groupsPerRow(),
+    IntRowArgs args{w.codes() + r * w.rowBytes(),
+                    w.scaleValues() + r * w.groupsPerRow(),
                     groupShift,
                     0,
                     nullptr,

@@ -94,7 +94,7 @@ QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols,
 }
 
 int quantCode(const QuantizedMatrix& m, int64_t row, int64_t col) {
-  const uint8_t* data = m.data.data() + row * m.rowBytes();
+  const uint8_t* data = m.codes() + row * m.rowBytes();
   if (m.format == IntFormat::Int8) return static_cast<int8_t>(data[col]);
   const int64_t within = col % kBlock;
   const uint8_t byte = data[(col / kBlock) * 16 + within % 16];
@@ -102,8 +102,8 @@ int quantCode(const QuantizedMatrix& m, int64_t row, int64_t col) {
 }
 
 void dequantizeRow(const QuantizedMatrix& m, int64_t row, float* out) {
-  const float* scales = m.scales.data() + row * m.groupsPerRow();
-  const uint8_t* data = m.data.data() + row * m.rowBytes();
+  const float* scales = m.scaleValues() + row * m.groupsPerRow();
+  const uint8_t* data = m.codes() + row * m.rowBytes();
   // Whole 32-column blocks at a time (one scale each); the last block may be partial.
   for (int64_t block = 0; block * kBlock < m.cols; ++block) {
     const float scale = scales[block * kBlock / m.groupSize];

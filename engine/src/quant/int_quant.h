@@ -12,6 +12,7 @@
 // nibble and column j+16 in its high nibble, each stored as q + 8 (0..15). Splitting a block
 // into its low and high nibbles thus yields its first and second 16 columns in order.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace strata::quant {
@@ -21,20 +22,30 @@ enum class IntFormat { Int8, Int4 };
 inline constexpr int64_t kChunk = 128;    // padding unit of quantized rows
 inline constexpr int64_t kBlock = 32;     // activation block (one scale per 32 values)
 
+// Codes and scales live either in the matrix's own vectors or, for a view, in memory that
+// `owner` keeps alive (a streamed expert's read buffer: no copy). Readers use codes() and
+// scaleValues(), which work for both.
 struct QuantizedMatrix {
   IntFormat format = IntFormat::Int8;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t paddedCols = 0;
   int64_t groupSize = 0;      // columns per scale; paddedCols for per-row scales
-  std::vector<uint8_t> data;  // rows * rowBytes()
-  std::vector<float> scales;  // rows * groupsPerRow()
+  std::vector<uint8_t> data;  // rows * rowBytes() (empty for a view)
+  std::vector<float> scales;  // rows * groupsPerRow() (empty for a view)
+  const uint8_t* viewCodes = nullptr;
+  const float* viewScales = nullptr;
+  std::shared_ptr<const void> owner;  // keeps a view's memory alive
 
   int64_t rowBytes() const { return format == IntFormat::Int8 ? paddedCols : paddedCols / 2; }
   int64_t groupsPerRow() const { return paddedCols / groupSize; }
-  int64_t bytes() const {
-    return static_cast<int64_t>(data.size() + scales.size() * sizeof(float));
+  const uint8_t* codes() const { return viewCodes ? viewCodes : data.data(); }
+  const float* scaleValues() const { return viewScales ? viewScales : scales.data(); }
+  int64_t codeBytes() const { return rows * rowBytes(); }
+  int64_t scaleBytes() const {  // (an empty matrix, e.g. an f32 Matrix's, has no group size)
+    return groupSize > 0 ? rows * groupsPerRow() * static_cast<int64_t>(sizeof(float)) : 0;
   }
+  int64_t bytes() const { return codeBytes() + scaleBytes(); }
 };
 
 // Row width after padding for `cols` columns and a group size (0: per row): a multiple of

@@ -35,8 +35,9 @@ bool lockExpert(const model::FeedForwardWeights& w, bool lock) {
   bool ok = true;
   for (const kernels::Matrix* m : {&w.gate, &w.up, &w.down}) {
     const auto& q = m->quantized();
-    for (auto [ptr, bytes] : {std::pair<const void*, size_t>{q.data.data(), q.data.size()},
-                              {q.scales.data(), q.scales.size() * sizeof(float)}}) {
+    for (auto [ptr, bytes] :
+         {std::pair<const void*, size_t>{q.codes(), static_cast<size_t>(q.codeBytes())},
+          {q.scaleValues(), static_cast<size_t>(q.scaleBytes())}}) {
       if (bytes == 0) continue;
       ok = (lock ? ::mlock(ptr, bytes) : ::munlock(ptr, bytes)) == 0 && ok;
     }
@@ -82,8 +83,11 @@ ExpertStore::ExpertStore(io::Container container, StoreSettings settings, UsageC
     readers = [files, io, keep, depth] { return openExpertReader(io, files, keep, depth); };
   }
   // io_uring keeps a whole batch in flight from one thread; pread backends need one thread
-  // per read in flight.
+  // per read in flight. Either way ioDepth reads are in flight: as many spare buffers.
   const int threads = settings_.io == IoBackend::Uring ? 1 : std::max(1, settings_.ioDepth);
+  uint64_t span = 0;
+  for (const io::ExpertLocation* loc : locations_) span = std::max(span, loc->span);
+  readBuffers_ = ReadBufferPool::create(span, static_cast<size_t>(std::max(1, settings_.ioDepth)));
   std::vector<std::unique_ptr<ExpertReader>> made;
   for (int i = 0; i < threads; ++i) made.push_back(readers());  // throws before any thread starts
   for (auto& reader : made)
@@ -379,7 +383,7 @@ int64_t ExpertStore::residentBytes() const { return liveBytes_->load(); }
 void ExpertStore::ioLoop(std::unique_ptr<ExpertReader> reader) {
   const size_t batch = reader->backend() == IoBackend::Uring ? std::max(1, settings_.ioDepth) : 1;
   std::vector<int> slots;
-  std::vector<AlignedBuffer> buffers;
+  std::vector<std::shared_ptr<AlignedBuffer>> buffers;
   std::vector<ReadRequest> requests;
   for (;;) {
     slots.clear();
@@ -399,12 +403,12 @@ void ExpertStore::ioLoop(std::unique_ptr<ExpertReader> reader) {
       }
     }
     if (slots.empty()) continue;
-    if (buffers.size() < slots.size()) buffers.resize(slots.size());
+    buffers.resize(slots.size());
     requests.assign(slots.size(), {});
     for (size_t i = 0; i < slots.size(); ++i) {
       const io::ExpertLocation& loc = *locations_[static_cast<size_t>(slots[i])];
-      if (buffers[i].size() < loc.span) buffers[i] = AlignedBuffer(loc.span);
-      requests[i] = {loc.fileIndex, loc.offset, loc.span, loc.bytes, buffers[i].data(), {}};
+      buffers[i] = readBuffers_->take();  // at least the largest span
+      requests[i] = {loc.fileIndex, loc.offset, loc.span, loc.bytes, buffers[i]->data(), {}};
     }
     const Clock::time_point start = Clock::now();
     reader->read(requests);
@@ -419,7 +423,7 @@ void ExpertStore::ioLoop(std::unique_ptr<ExpertReader> reader) {
                 std::to_string(loc.expert) + ": " + requests[i].error;
       } else {
         try {
-          data = decode(s, {buffers[i].data(), loc.span});
+          data = decode(s, std::move(buffers[i]));
         } catch (const std::exception& ex) {
           error = ex.what();
         }
@@ -434,6 +438,7 @@ void ExpertStore::ioLoop(std::unique_ptr<ExpertReader> reader) {
       }
       finishRead(s, std::move(data), std::move(error));
     }
+    buffers.clear();  // a failed read's buffer goes back to the pool
     arrived_.notify_all();
   }
 }
@@ -458,8 +463,10 @@ void ExpertStore::finishRead(int s, model::ExpertHandle data, std::string error)
   }
 }
 
-model::ExpertHandle ExpertStore::decode(int s, std::span<const std::byte> bytes) {
-  io::ExpertMatrices m = container_.decodeExpert(*locations_[static_cast<size_t>(s)], bytes);
+model::ExpertHandle ExpertStore::decode(int s, std::shared_ptr<AlignedBuffer> buffer) {
+  const io::ExpertLocation& loc = *locations_[static_cast<size_t>(s)];
+  const std::span<const std::byte> bytes(buffer->data(), loc.span);
+  io::ExpertMatrices m = container_.viewExpert(loc, bytes, std::move(buffer));
   auto* weights = new model::FeedForwardWeights{kernels::Matrix::fromQuantized(std::move(m.gate)),
                                                 kernels::Matrix::fromQuantized(std::move(m.up)),
                                                 kernels::Matrix::fromQuantized(std::move(m.down))};

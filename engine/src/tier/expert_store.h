@@ -32,6 +32,7 @@
 #include "tier/cache_policy.h"
 #include "tier/expert_reader.h"
 #include "tier/page_cache_probe.h"
+#include "tier/read_buffer_pool.h"
 
 namespace strata::tier {
 
@@ -113,7 +114,8 @@ class ExpertStore final : public model::ExpertSource {
 
   void ioLoop(std::unique_ptr<ExpertReader> reader);
   void finishRead(int slot, model::ExpertHandle data, std::string error);
-  model::ExpertHandle decode(int slot, std::span<const std::byte> bytes);
+  // The expert's matrices as views into the buffer it was read into, which they keep.
+  model::ExpertHandle decode(int slot, std::shared_ptr<AlignedBuffer> buffer);
 
   io::Container container_;
   StoreSettings settings_;
@@ -141,6 +143,7 @@ class ExpertStore final : public model::ExpertSource {
   TierCounters counters_;
   std::function<void(int64_t, int, std::span<const int>)> traceSink_;
   std::shared_ptr<std::atomic<int64_t>> liveBytes_;  // every decoded expert alive
+  std::shared_ptr<ReadBufferPool> readBuffers_;        // each read's buffer, then its expert's
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
