@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "quant/convert.h"
 
 namespace strata::kv::format {
 
@@ -255,50 +254,6 @@ std::vector<PayloadPiece> payloadPieces(const KvFileHeader& h, uint64_t start, u
 size_t storedBytesPerElement(PayloadPiece::Kind kind, KvPrecision precision) {
   if (kind == PayloadPiece::Kind::TokenIds) return sizeof(int32_t);
   return precision == KvPrecision::F32 ? 4 : 2;
-}
-
-void encodeValues(const float* values, size_t count, KvPrecision precision, uint8_t* out) {
-  switch (precision) {
-    case KvPrecision::F32:
-      std::memcpy(out, values, count * sizeof(float));
-      return;
-    case KvPrecision::BF16:
-      for (size_t i = 0; i < count; ++i) {
-        const uint16_t bits = quant::f32ToBf16(values[i]);
-        std::memcpy(out + 2 * i, &bits, 2);
-      }
-      return;
-    case KvPrecision::F16:
-      for (size_t i = 0; i < count; ++i) {
-        const uint16_t bits = quant::f32ToF16(values[i]);
-        std::memcpy(out + 2 * i, &bits, 2);
-      }
-      return;
-  }
-}
-
-void decodeValues(const uint8_t* bytes, size_t count, KvPrecision precision, float* out) {
-  switch (precision) {
-    case KvPrecision::F32:
-      std::memcpy(out, bytes, count * sizeof(float));
-      return;
-    case KvPrecision::BF16:
-      // quant::bf16ToF32 inlined: bf16 is the top half of a binary32, so widening is a shift
-      // (written here so this loop, the bulk of reading a bf16 file, vectorizes).
-      for (size_t i = 0; i < count; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, bytes + 2 * i, 2);
-        out[i] = std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-      }
-      return;
-    case KvPrecision::F16:
-      for (size_t i = 0; i < count; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, bytes + 2 * i, 2);
-        out[i] = quant::f16ToF32(bits);
-      }
-      return;
-  }
 }
 
 }  // namespace strata::kv::format

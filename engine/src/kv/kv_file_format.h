@@ -86,8 +86,6 @@ struct PayloadPiece {
 std::vector<PayloadPiece> payloadPieces(const KvFileHeader& header, uint64_t start, uint64_t count);
 size_t storedBytesPerElement(PayloadPiece::Kind kind, KvPrecision precision);
 
-// Values in the stored precision (round to nearest even) and back to f32.
-void encodeValues(const float* values, size_t count, KvPrecision precision, uint8_t* out);
-void decodeValues(const uint8_t* bytes, size_t count, KvPrecision precision, float* out);
+// Values are encoded and widened by kv::KvRows (kv_rows.h), which the cache holds them in.
 
 }  // namespace strata::kv::format

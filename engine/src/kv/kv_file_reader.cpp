@@ -3,7 +3,6 @@
 // rows, in the file's precision as stored. Appending into reserved rows (rather than resizing,
 // then filling) writes the hundreds of MiB of a long conversation's cache once instead of twice.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <xxhash.h>
 
