@@ -2,14 +2,22 @@
 """Synthetic chat corpus for Strata's bundled tiny model, and its held-out evaluation set.
 
     make_corpus.py --out DIR [--train N] [--seed S] [--eval-seed S] [--mix task=w,...]
-                   [--copy-curriculum F] [--lookup-recall]
+                   [--copy-curriculum F] [--lookup-recall] [--copy-drill F] [--copy-drill-lines LO-HI]
+                   [--copy-drill-reverse F]
 
 A further-training corpus (train.py --init-from) keeps the bundled model's held-out set with
 --eval-seed 1234 and a new --seed; --mix reweights the tasks and --copy-curriculum makes that
 fraction of lookup rows short (2-19 lines) and of JSON rows use made-up names, so that copying
 from the prompt is the only way to answer (with only 40 real names the model memorised names
 instead of copying them); --lookup-recall makes lookup answers think first, restating the line
-they copy. The defaults write the original corpus byte for byte.
+they copy. --copy-drill adds that fraction of pure copy rows (task "copy_drill"): a short
+lookup list (--copy-drill-lines, default 2-8 lines) in the lookup task's format, asked for one
+to four of its keys; the thinking restates each asked line ("pini: 918") and the answer lists
+the values. Values are uniform over 100-999 (each a single token), so every row has several
+copy targets and no value can be guessed: a dense signal for the induction circuit the lookup
+task needs. --copy-drill-reverse makes that fraction of the drill rows ask for the name of a
+value instead ("Which name has the code 918?", thinking "pini: 918", answer "pini"). The
+defaults write the original corpus byte for byte.
 
 Writes into DIR:
   train.jsonl       one conversation per line: {"task", "messages", "enable_thinking"};
@@ -231,6 +239,44 @@ def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, r
     return question, str(values[target]), reasoning
 
 
+DRILL_MULTI_QUESTIONS = ["What are the codes for {ks}?", "What values do {ks} have?",
+                         "Which numbers belong to {ks}?", "Look up {ks}.", "What numbers go with {ks}?"]
+
+
+DRILL_REVERSE_QUESTIONS = ["Which name has the code {v}?", "Whose value is {v}?", "Which name goes with {v}?",
+                           "Find the name for {v}."]
+
+
+def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0):
+    """A short lookup list asked for 1-4 of its keys (training keys only). The thinking restates
+    each asked line exactly as the list has it, so each value is an induction copy (match the
+    key's tokens and ': ', take the token that followed); the answer lists the values.
+    With probability `reverse` the row asks instead for the name of a value (values distinct):
+    finding the value is a plain token match, and answering needs the value's position to know
+    the key before it -- the feature the forward copy matches on, trained without the forward
+    copy's chicken-and-egg (no matching head, no gradient for that feature)."""
+    n = rng.randint(*lines_range)
+    keys = rng.sample(TRAIN_KEYS, n)
+    if reverse > 0 and rng.random() < reverse:
+        values = rng.sample(range(100, 1000), n)
+        t = rng.randrange(n)
+        lines = "\n".join(f"{k}: {v}" for k, v in zip(keys, values))
+        question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(DRILL_REVERSE_QUESTIONS).format(v=values[t])}"
+        return question, keys[t], f"{keys[t]}: {values[t]}"
+    values = [rng.randint(100, 999) for _ in keys]
+    m = min(n, rng.choice([1, 1, 2, 3, 4]))
+    asked = rng.sample(range(n), m)
+    lines = "\n".join(f"{k}: {v}" for k, v in zip(keys, values))
+    if m == 1:
+        ask = rng.choice(LOOKUP_QUESTIONS).format(k=keys[asked[0]])
+    else:
+        names = [keys[t] for t in asked]
+        ask = rng.choice(DRILL_MULTI_QUESTIONS).format(ks=", ".join(names[:-1]) + " and " + names[-1])
+    question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{ask}"
+    reasoning = "\n".join(f"{keys[t]}: {values[t]}" for t in asked)
+    return question, ", ".join(str(values[t]) for t in asked), reasoning
+
+
 # ------------------------------------------------------------------------------ JSON
 
 NAMES = ["Ada", "Alan", "Grace", "Linus", "Marie", "Isaac", "Emmy", "Niels", "Rosa", "Carl",
@@ -316,7 +362,13 @@ def assistant_message(answer: str, reasoning: str | None, thinking: bool) -> dic
     return message
 
 
-def train_row(rng: random.Random, mix: dict, copy_curriculum: float, lookup_recall: bool) -> dict:
+def train_row(rng: random.Random, mix: dict, copy_curriculum: float, lookup_recall: bool,
+              copy_drill: float = 0.0, drill_lines: tuple = (2, 8), drill_reverse: float = 0.0) -> dict:
+    if copy_drill > 0 and rng.random() < copy_drill:  # no draw at 0: the original corpus
+        question, answer, reasoning = copy_drill_item(rng, drill_lines, drill_reverse)
+        messages = [{"role": "user", "content": question},
+                    assistant_message(answer, reasoning, True)]  # thinking on, as the eval
+        return {"task": "copy_drill", "messages": messages, "enable_thinking": True}
     task = rng.choices(list(mix), weights=list(mix.values()))[0]
     if task == "lookup":
         question, answer, reasoning = lookup_item(rng, False, short_lists=copy_curriculum,
@@ -390,14 +442,28 @@ def main():
     ap.add_argument("--lookup-recall", action="store_true",
                     help="lookup answers think first, restating the list line they copy from "
                     "('pini: 918'); off = the original corpus")
+    ap.add_argument("--copy-drill", type=float, default=0.0,
+                    help="fraction of training rows that are pure copy drills: a short lookup list "
+                    "asked for 1-4 keys, the thinking restating each asked line (0 = none)")
+    ap.add_argument("--copy-drill-lines", default="2-8",
+                    help="list length range LO-HI of the copy-drill rows (default 2-8)")
+    ap.add_argument("--copy-drill-reverse", type=float, default=0.0,
+                    help="fraction of copy-drill rows that ask for the name of a value instead "
+                    "(thinking 'pini: 918', answer 'pini'); 0 = none")
     ap.add_argument("--tokenizer-rows", type=int, default=40000,
                     help="how many training conversations go into tokenizer.txt")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
     mix = parse_mix(args.mix) if args.mix else TRAIN_MIX
+    try:
+        lo, hi = (int(x) for x in args.copy_drill_lines.split("-"))
+    except ValueError:
+        raise SystemExit(f"--copy-drill-lines: {args.copy_drill_lines!r} is not LO-HI")
+    if not 1 <= lo <= hi or not 0 <= args.copy_drill <= 1:
+        raise SystemExit("--copy-drill-lines needs 1 <= LO <= HI; --copy-drill a fraction in [0, 1]")
     train = [train_row(random.Random(f"{args.seed}:train:{i}"), mix, args.copy_curriculum,
-                       args.lookup_recall)
+                       args.lookup_recall, args.copy_drill, (lo, hi), args.copy_drill_reverse)
              for i in range(args.train)]
     evaluation = eval_rows(random.Random(f"{args.seed if args.eval_seed is None else args.eval_seed}:eval"))
 
@@ -415,6 +481,8 @@ def main():
             prompt, completion = renderer.training_pair(row["messages"], row["enable_thinking"])
             f.write(prompt + completion + "\n")
     counts = {t: sum(r["task"] == t for r in train) for t in TASKS}
+    if args.copy_drill > 0:
+        counts["copy_drill"] = sum(r["task"] == "copy_drill" for r in train)
     print(f"make_corpus: {len(train)} training conversations {counts}, {len(evaluation)} eval rows "
           f"-> {args.out}")
 

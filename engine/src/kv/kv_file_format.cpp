@@ -122,7 +122,8 @@ std::string encodeHeader(const KvFileHeader& h) {
 
 uint64_t headerLength(std::span<const uint8_t> fixed, uint64_t fileBytes,
                       const std::filesystem::path& path) {
-  if (std::memcmp(fixed.data(), kFileMagic, std::min<size_t>(fixed.size(), 8)) != 0)
+  const size_t magicBytes = std::min<size_t>(fixed.size(), 8);  // an empty file has no data()
+  if (magicBytes > 0 && std::memcmp(fixed.data(), kFileMagic, magicBytes) != 0)
     fail(Reason::NotKvFile, path,
          "not a Strata KV cache file (it does not start with \"STRATAKV\")");
   const std::string shortFile =
