@@ -11,7 +11,7 @@ build="$root/build"
 packages=(cmake ninja-build g++ pkg-config libspdlog-dev nlohmann-json3-dev libxxhash-dev liburing-dev
           libpcre2-dev libutf8proc-dev qt6-base-dev libcpp-httplib-dev
           # The Arm64 NEON kernels' test (tests/cross/): a cross compiler and user-mode qemu.
-          g++-aarch64-linux-gnu qemu-user
+          g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
           # The desktop app (app/, qml/): Qt Quick, its QML runtime modules, Qt SQL's SQLite driver.
           qt6-declarative-dev libqt6sql6-sqlite qml6-module-qtqml qml6-module-qtqml-models
           qml6-module-qtqml-workerscript qml6-module-qtquick qml6-module-qtquick-window
