@@ -58,8 +58,6 @@ class KvCache {
 
   int64_t bytes() const;
 
-  bool operator==(const KvCache&) const = default;
-
  private:
   CacheDims dims_;
   std::vector<LayerCache> layers_;
