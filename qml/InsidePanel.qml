@@ -311,5 +311,16 @@ Rectangle {
             used: panel.monitor.residentBytes
             barColor: Theme.textDim
         }
+        // The open conversation's KV cache against what the memory plan keeps for one
+        // conversation (its context length); it grows with every token and is saved with the chat.
+        Gauge {
+            objectName: "kvGauge"
+            Layout.fillWidth: true
+            visible: panel.monitor.kvReservedBytes > 0
+            label: qsTr("KV cache · %1 tokens").arg(Number(panel.monitor.kvTokens).toLocaleString(Qt.locale(), "f", 0))
+            used: panel.monitor.kvBytes
+            budget: panel.monitor.kvReservedBytes
+            barColor: "#4fc3f7"
+        }
     }
 }

@@ -114,6 +114,11 @@ struct TierData {
   qint64 pageCacheBytes = -1, pageCacheTotal = 0;  // experts in the OS page cache; -1: unknown
   qint64 bytesRead = 0;     // experts read from disk since the model was opened
   double readSeconds = 0;   // time spent reading them (I/O threads' read batches)
+  // The chat's KV cache: its tokens, its bytes (every layer's, the MTP layer's included), and
+  // what the memory plan reserves for one conversation (contextTokens of them).
+  qint64 kvTokens = 0;
+  qint64 kvBytes = 0;
+  qint64 kvReservedBytes = 0;
 };
 
 // One token row and the experts each MoE layer sent it to (strata::RoutedToken).

@@ -197,6 +197,7 @@ void EngineWorker::load(const LoadRequest& request) {
       tiersChanged_.store(false);
     }
     auto engine = Engine::open(toPath(request.modelDir), settings);
+    kvReservedBytes_ = engine->info().plan.kvBytesPerToken * settings.memory.contextTokens;
     if (!engine->tokenizer())
       throw Error(request.modelDir.toStdString() +
                   ": no tokenizer.json, so there is no text to chat with");
@@ -223,7 +224,10 @@ void EngineWorker::load(const LoadRequest& request) {
 void EngineWorker::openConversation(const QString& kvFile) {
   session_.reset();
   sessionFile_ = kvFile;
-  if (!engine_ || kvFile.isEmpty() || !QFileInfo::exists(kvFile)) return;
+  if (!engine_ || kvFile.isEmpty() || !QFileInfo::exists(kvFile)) {
+    publishStats();  // no cache (yet) for this conversation
+    return;
+  }
   QElapsedTimer timer;
   timer.start();
   try {
@@ -234,6 +238,7 @@ void EngineWorker::openConversation(const QString& kvFile) {
     // The next reply recomputes the conversation from its text.
     emit resumeFailed(kvFile, QString::fromStdString(e.what()));
   }
+  publishStats();  // the KV gauge shows the opened conversation's cache
 }
 
 void EngineWorker::generate(const GenerateRequest& request) {
@@ -330,6 +335,7 @@ void EngineWorker::discardConversation(const QString& kvFile) {
   if (sessionFile_ == kvFile) {
     session_.reset();
     sessionFile_.clear();
+    publishStats();
   }
   if (!kvFile.isEmpty()) QFile::remove(kvFile);
 }
@@ -377,7 +383,13 @@ void EngineWorker::startWantedServer() {
 void EngineWorker::publishStats() {
   sinceStats_.start();
   if (!engine_) return;
-  emit tierData(toTierData(engine_->tierSnapshot()));
+  TierData tiers = toTierData(engine_->tierSnapshot());
+  if (session_) {  // called between steps on this thread: the session is not changing now
+    tiers.kvTokens = session_->length();
+    tiers.kvBytes = session_->kvBytes();
+  }
+  tiers.kvReservedBytes = kvReservedBytes_;
+  emit tierData(tiers);
   // The routing view follows the chat's own tokens (API clients may decode beside it); with
   // no chat session yet, whatever the model computes.
   const RoutingSnapshot routing = session_ ? engine_->routingSnapshot(*session_) : engine_->routingSnapshot();

@@ -73,6 +73,7 @@ class EngineWorker : public QObject {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Session> session_;
   QString sessionFile_;  // the KV file the session belongs to (empty: none yet)
+  qint64 kvReservedBytes_ = 0;  // the memory plan's KV cache for one conversation
   QString modelId_;      // the model folder's name: what API clients ask for
   // Declared after engine_, so destroyed before it (the destructor also stops it first).
   LocalServer server_;

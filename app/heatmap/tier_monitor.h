@@ -33,6 +33,10 @@ class TierMonitor : public QObject {
   Q_PROPERTY(double readRate READ readRate NOTIFY statsChanged)
   Q_PROPERTY(double readThroughput READ readThroughput NOTIFY statsChanged)
   Q_PROPERTY(double bytesRead READ bytesRead NOTIFY statsChanged)
+  // The open chat's KV cache: tokens, bytes, and the plan's reservation for one conversation.
+  Q_PROPERTY(double kvTokens READ kvTokens NOTIFY statsChanged)
+  Q_PROPERTY(double kvBytes READ kvBytes NOTIFY statsChanged)
+  Q_PROPERTY(double kvReservedBytes READ kvReservedBytes NOTIFY statsChanged)
   Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY speedChanged)
   Q_PROPERTY(QList<qreal> speedHistory READ speedHistory NOTIFY speedChanged)
 
@@ -64,6 +68,9 @@ class TierMonitor : public QObject {
     return data_.readSeconds > 0 ? static_cast<double>(data_.bytesRead) / data_.readSeconds : 0.0;
   }
   double bytesRead() const { return static_cast<double>(data_.bytesRead); }
+  double kvTokens() const { return static_cast<double>(data_.kvTokens); }
+  double kvBytes() const { return static_cast<double>(data_.kvBytes); }
+  double kvReservedBytes() const { return static_cast<double>(data_.kvReservedBytes); }
   double tokensPerSecond() const { return speed_; }
   QList<qreal> speedHistory() const { return history_; }
 

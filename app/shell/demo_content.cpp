@@ -53,6 +53,12 @@ TierData demoTiers() {
   d.pageCacheBytes = 24LL << 30;  // 17 experts of each layer's 256, ~19 MB each
   d.bytesRead = 41LL << 30;  // a few hundred tokens' misses, at ~1.4 GB/s while reading
   d.readSeconds = 31.4;
+  // GLM-5's 16-bit KV cache: 78 layers and the MTP layer x (512 latent + 64 rope key + 128
+  // indexer key) x 2 bytes per token, for the demo chat's 3,420 tokens of a 4,096 context.
+  const qint64 kvPerToken = 79LL * (512 + 64 + 128) * 2;
+  d.kvTokens = 3420;
+  d.kvBytes = d.kvTokens * kvPerToken;
+  d.kvReservedBytes = 4096 * kvPerToken;
   return d;
 }
 

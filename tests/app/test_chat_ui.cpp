@@ -12,6 +12,7 @@
 #include <QGuiApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLocale>
 #include <QPalette>
 #include <QQmlApplicationEngine>
 #include <QQmlExtensionPlugin>
@@ -206,6 +207,17 @@ class TestChatUi : public QObject {
         5000);
     QCOMPARE(textOf(root, QStringLiteral("speculationDraftsKept")),
              QStringLiteral("· %1 of %2 drafts kept").arg(outcome.accepted).arg(outcome.drafted));
+    // The KV gauge: the chat's cache after the reply, its tokens in the label.
+    QQuickItem* kv = findItem(root, QStringLiteral("kvGauge"));
+    QVERIFY(kv);
+    QVERIFY(kv->isVisible());
+    QTRY_VERIFY(w.app.monitor()->kvTokens() >= outcome.promptTokens);
+    QCOMPARE(kv->property("label").toString(),
+             QStringLiteral("KV cache · %1 tokens").arg(QLocale().toString(qint64(w.app.monitor()->kvTokens()))));
+    QVERIFY(kv->property("used").toDouble() > 0);
+    QCOMPARE(kv->property("used").toDouble(), w.app.monitor()->kvBytes());
+    QVERIFY(kv->property("budget").toDouble() > kv->property("used").toDouble());
+
     const DrafterData* found = drafter(w.app.speculation()->data(), QStringLiteral("mtp"));
     QVERIFY(found);
     const DrafterData mtpStats = *found;  // a copy: the monitor's data is replaced by updates

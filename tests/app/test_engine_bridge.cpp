@@ -199,15 +199,36 @@ class TestEngineBridge : public QObject {
     bridge.load(tinyModel());
     QVERIFY(loaded.wait(60000));
     QSignalSpy finished(&bridge, &EngineBridge::replyFinished);
+    QSignalSpy tiers(&bridge, &EngineBridge::tierData);
     bridge.openConversation(kv);
     bridge.generate(capitalQuestion(kv));
     QVERIFY(finished.wait(60000));
     const auto outcome = finished.first().first().value<ReplyOutcome>();
     QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(kv), 10000);
 
-    // Another conversation, then back: the KV cache comes from the file.
+    // The KV gauge's numbers after the reply: the chat's tokens and its cache's bytes (every
+    // layer's rows; the MTP layer's may trail by up to two tokens, whose hidden states it holds
+    // instead, less than a token's rows), against the plan's reservation for one conversation.
+    const strata::MemoryPlan plan = strata::Engine::plan(STRATA_TINY_MODEL_DIR, engineSettingsFor(tinyModel()));
+    QVERIFY(!tiers.isEmpty());
+    const TierData after = tiers.last().first().value<TierData>();
+    QVERIFY2(after.kvTokens >= outcome.promptTokens + outcome.tokens - 1 &&
+                 after.kvTokens <= outcome.promptTokens + outcome.tokens,
+             qPrintable(QString::number(after.kvTokens)));
+    QVERIFY2(after.kvBytes < (after.kvTokens + 1) * plan.kvBytesPerToken &&
+                 after.kvBytes >= (after.kvTokens - 2) * plan.kvBytesPerToken,
+             qPrintable(QStringLiteral("%1 bytes for %2 tokens").arg(after.kvBytes).arg(after.kvTokens)));
+    QCOMPARE(after.kvReservedBytes, plan.kvBytesPerToken * engineSettingsFor(tinyModel()).memory.contextTokens);
+
+    // Another conversation (no cache yet: the gauge is empty), then back: the KV cache comes
+    // from the file, and the gauge shows it.
     QSignalSpy resumed(&bridge, &EngineBridge::conversationResumed);
+    tiers.clear();
     bridge.openConversation(dir.filePath(QStringLiteral("other.kv")));
+    QTRY_VERIFY(!tiers.isEmpty());
+    QCOMPARE(tiers.last().first().value<TierData>().kvTokens, 0);
+    QCOMPARE(tiers.last().first().value<TierData>().kvBytes, 0);
+    tiers.clear();
     bridge.openConversation(kv);
     QVERIFY(resumed.wait(10000));
     QCOMPARE(resumed.first().at(0).toString(), kv);
@@ -216,6 +237,9 @@ class TestEngineBridge : public QObject {
     QVERIFY2(tokens >= outcome.promptTokens + outcome.tokens - 1,
              qPrintable(QString::number(tokens)));
     QVERIFY(tokens <= outcome.promptTokens + outcome.tokens);
+    QTRY_VERIFY(!tiers.isEmpty());
+    QCOMPARE(tiers.last().first().value<TierData>().kvTokens, tokens);
+    QVERIFY(tiers.last().first().value<TierData>().kvBytes > 0);
   }
 
   void corruptKvFileFallsBackToRecompute() {
