@@ -146,6 +146,37 @@ class TestSessionResume : public QObject {
     QCOMPARE(planned[2] * 2, planned[0]);
   }
 
+  // The plan's KV bytes per token are what a session holds: every layer's latent (kv_lora_rank)
+  // and RoPE key, an indexer key only on layers with their own indexer, and the MTP layer's row
+  // (its cache stays empty without speculation). Counts from the fixtures' config.json files:
+  // tiny-dsa 4 layers, all with an indexer; tiny-indexshare 5 layers, index_topk_freq 2 with
+  // offset 1 -> layers 0, 2 and 4 have one.
+  void planCountsWhatASessionHolds_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<int>("indexerLayers");
+    QTest::addColumn<int>("latentAndRope");
+    QTest::newRow("tiny-dsa") << "tiny-dsa" << 4 << 4 << 32 + 8;
+    QTest::newRow("tiny-indexshare") << "tiny-indexshare" << 5 << 3 << 24 + 8;
+  }
+  void planCountsWhatASessionHolds() {
+    QFETCH(QString, name);
+    QFETCH(int, layers);
+    QFETCH(int, indexerLayers);
+    QFETCH(int, latentAndRope);
+    const int indexDim = 16;
+    const int64_t mainRow = 4 * (int64_t{layers} * latentAndRope + int64_t{indexerLayers} * indexDim);
+    const int64_t mtpRow = 4 * int64_t{latentAndRope + indexDim};
+    const EngineSettings s = plainDecoding();  // f32 KV
+    QCOMPARE(Engine::plan(model(name.toStdString()), s).kvBytesPerToken, mainRow + mtpRow);
+    const auto engine = Engine::open(model(name.toStdString()), s);
+    std::vector<int32_t> tokens = prompt(40);
+    for (int32_t& t : tokens) t %= engine->info().vocabSize;  // tiny-indexshare has 128
+    auto session = engine->newSession();
+    session->append(tokens);
+    QCOMPARE(session->kvBytes(), 40 * mainRow);
+  }
+
   // Edit: truncate, save, resume; continuing equals a fresh session on the shortened tokens.
   void truncatedThenSavedEqualsFresh() {
     const auto engine = Engine::open(model("tiny-dsa"));

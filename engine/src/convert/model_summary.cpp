@@ -41,14 +41,6 @@ uint64_t folderBytes(const fs::path& dir) {
   return total;
 }
 
-uint64_t kvBytesPerToken(const model::ModelConfig& c) {
-  const int layers = c.numHiddenLayers + (c.hasMtp() ? 1 : 0);
-  int indexerLayers = c.hasMtp() ? 1 : 0;
-  for (bool full : c.layerHasIndexer) indexerLayers += full ? 1 : 0;
-  return sizeof(float) * (static_cast<uint64_t>(layers) * (c.kvLoraRank + c.qkRopeHeadDim) +
-                          static_cast<uint64_t>(indexerLayers) * c.indexHeadDim);
-}
-
 void summarizeContainer(ModelSummary& s) {
   const io::Container container = io::Container::open(s.directory);
   Census census;
@@ -145,7 +137,7 @@ ModelSummary inspectModel(const fs::path& dir) {
   s.routedExperts = config.nRoutedExperts;
   s.expertsPerToken = config.numExpertsPerTok;
   s.sharedExperts = config.nSharedExperts;
-  s.kvBytesPerToken = kvBytesPerToken(config);
+  s.kvBytesPerToken = sizeof(float) * static_cast<uint64_t>(config.kvValuesPerToken());
   s.bytesOnDisk = folderBytes(dir);
   s.isContainer = io::Container::isContainer(dir);
   if (s.isContainer)

@@ -60,6 +60,15 @@ struct ModelConfig {
   int qkHeadDim() const { return qkNopeHeadDim + qkRopeHeadDim; }
   int sharedIntermediateSize() const { return moeIntermediateSize * nSharedExperts; }
   bool hasMtp() const { return numNextnPredictLayers > 0; }
+  // Values one token adds to the KV cache: every layer's latent and RoPE key, an indexer key
+  // only on layers with their own indexer (IndexShare "shared" layers keep none), and the
+  // MTP layer's (it has its own indexer).
+  int64_t kvValuesPerToken() const {
+    int64_t indexerLayers = hasMtp() ? 1 : 0;
+    for (bool full : layerHasIndexer) indexerLayers += full ? 1 : 0;
+    const int64_t layers = numHiddenLayers + (hasMtp() ? 1 : 0);
+    return layers * (kvLoraRank + qkRopeHeadDim) + indexerLayers * indexHeadDim;
+  }
 };
 
 // Parses and validates config.json text; `source` names the file in error messages.

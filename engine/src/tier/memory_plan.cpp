@@ -94,10 +94,8 @@ MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* containe
                       const MemorySettings& s) {
   MemoryPlan plan;
   plan.budgetBytes = s.budgetBytes;
-  const int kvLayers = c.numHiddenLayers + (c.hasMtp() ? 1 : 0);
   const int64_t valueBytes = kvPrecision == KvPrecision::F32 ? 4 : 2;
-  plan.kvBytesPerToken =
-      int64_t{kvLayers} * (c.kvLoraRank + c.qkRopeHeadDim + c.indexHeadDim) * valueBytes;
+  plan.kvBytesPerToken = c.kvValuesPerToken() * valueBytes;
   if (s.sessions < 1) throw Error("memory plan: sessions must be at least 1, not " + std::to_string(s.sessions));
   plan.kvBytes = plan.kvBytesPerToken * (int64_t{s.sessions} * std::max<int64_t>(0, s.contextTokens) +
                                         std::max<int64_t>(0, s.sharedPrefixTokens));
