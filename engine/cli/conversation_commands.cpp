@@ -31,7 +31,7 @@ struct ConversationSetup {
 const std::vector<std::string> kConversationOptions = {
     "model", "system", "max-new", "temperature", "top-p", "top-k", "min-p", "repeat-penalty",
     "seed", "no-think", "threads", "precision", "ram-gb", "io", "kv-precision",
-    "grammar", "json-schema", "speculate", "mtp-depth"};
+    "grammar", "json-schema", "speculate", "mtp-depth", "mtp-min-prob"};
 
 // --grammar FILE (GBNF) or --json-schema FILE: every reply must follow it. Read before the
 // model opens, so a bad file fails at once, its message naming the file.

@@ -1,5 +1,5 @@
 #pragma once
-// --speculate and --mtp-depth for the commands that generate (run, chat, serve).
+// --speculate, --mtp-depth and --mtp-min-prob for the commands that generate (run, chat, serve).
 #include <sstream>
 #include <string>
 
@@ -9,7 +9,7 @@
 
 namespace strata::cli {
 
-inline const char* kSpeculationOptionsUsage = "[--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N]";
+inline const char* kSpeculationOptionsUsage = "[--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P]";
 
 // auto (default): every drafter self-tuning; off: plain decoding; a list: those drafters
 // always on, the others off.
@@ -28,10 +28,12 @@ inline void applySpeculationOptions(const Args& args, SpeculationSettings& s) {
     }
   }
   if (args.has("mtp-depth")) s.mtpDepth = parseInt(args.require("mtp-depth"), "--mtp-depth");
+  if (args.has("mtp-min-prob"))
+    s.mtpMinProbability = parseDouble(args.require("mtp-min-prob"), "--mtp-min-prob");
   try {
     validateSpeculationSettings(s);
   } catch (const Error& e) {
-    throw UsageError(std::string("--mtp-depth: ") + e.what());
+    throw UsageError(std::string("--mtp-depth/--mtp-min-prob: ") + e.what());
   }
 }
 

@@ -194,6 +194,35 @@ class TestSpeculation : public QObject {
     QVERIFY(listed);
   }
 
+  // The MTP chain stops at a draft token the head is unsure of: with the minimum probability at
+  // 1 every round drafts one token; at 0 every round drafts the full depth (but where fewer
+  // tokens were left to generate); in between, fewer than at 0. Output is plain decoding's
+  // in every case.
+  void mtpChainStopsAtUnsureDrafts() {
+    auto plain = openTiny(only("none"));
+    const auto prompts = evalPrompts(*plain, 4);
+    std::vector<std::vector<int32_t>> expected;
+    for (const auto& prompt : prompts) expected.push_back(plain->newSession()->generate(prompt, options(0, 32)).tokens);
+    std::vector<double> perRound;
+    for (const double minimum : {1.0, 0.0, 0.5}) {
+      SpeculationSettings s = only("mtp", 4);
+      s.mtpMinProbability = minimum;
+      auto engine = openTiny(s);
+      for (size_t i = 0; i < prompts.size(); ++i)
+        QCOMPARE(engine->newSession()->generate(prompts[i], options(0, 32)).tokens, expected[i]);
+      for (const DrafterStats& d : engine->speculationStats())
+        if (d.name == "mtp") {
+          QVERIFY(d.rounds > 10);
+          perRound.push_back(static_cast<double>(d.drafted) / static_cast<double>(d.rounds));
+        }
+    }
+    QCOMPARE(perRound.size(), size_t{3});
+    QCOMPARE(perRound[0], 1.0);
+    QVERIFY2(perRound[1] > 3.5, qPrintable(QString::number(perRound[1])));
+    QVERIFY2(perRound[2] > 1.0 && perRound[2] < perRound[1],
+             qPrintable(QString("%1 vs %2").arg(perRound[2]).arg(perRound[1])));
+  }
+
   // At temperature > 0 a seed fixes the reply with MTP drafting as without it (argmax drafts,
   // verified by sampling); with sampledMtpDrafts the drafts are drawn and verified by
   // rejection sampling, and some are kept.
@@ -328,6 +357,9 @@ class TestSpeculation : public QObject {
   void settingsAreValidated() {
     SpeculationSettings s;
     s.mtpDepth = 0;
+    QVERIFY_THROWS_EXCEPTION(Error, validateSpeculationSettings(s));
+    s = {};
+    s.mtpMinProbability = 1.5;
     QVERIFY_THROWS_EXCEPTION(Error, validateSpeculationSettings(s));
     s = {};
     s.ngramMaxDraft = 100;

@@ -27,7 +27,12 @@ struct SpeculationSettings {
   DrafterMode mtp = DrafterMode::Auto;      // the model's multi-token-prediction head
   DrafterMode ngram = DrafterMode::Auto;    // continuations of earlier text (prompt lookup)
   DrafterMode grammar = DrafterMode::Auto;  // what the active grammar forces
-  int mtpDepth = 3;        // draft tokens per MTP round (the one layer chained), 1..8
+  int mtpDepth = 3;        // most draft tokens per MTP round (the one layer chained), 1..8
+  // A round's chain stops before a draft token (after the first) whose probability under the
+  // MTP head is below this: an unsure guess is mostly rejected, yet its verify row and the
+  // chain step after it cost as much as a kept one's. 0: always mtpDepth tokens. Argmax drafts
+  // only (sampled drafts are accepted by probability already). 0..1.
+  double mtpMinProbability = 0.8;
   int ngramMaxDraft = 8;   // longest n-gram draft, 1..32
   int ngramMinMatch = 2;   // tokens that must match before a draft is proposed, 1..8
   // Sample MTP drafts at temperature > 0 and verify them by rejection sampling (higher

@@ -1,6 +1,7 @@
 #include "spec/mtp_drafter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -11,6 +12,14 @@ namespace {
 // Hidden rows kept while MTP drafting is paused; beyond this the oldest are dropped and the
 // MTP cache restarts later (64 MiB: ~2,700 GLM-5 positions, far more for small models).
 constexpr size_t kMaxPendingBytes = size_t{64} << 20;
+
+// softmax(logits)[token], without forming the distribution.
+double probabilityOf(std::span<const float> logits, int32_t token) {
+  const float top = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float l : logits) sum += std::exp(static_cast<double>(l - top));
+  return std::exp(static_cast<double>(logits[static_cast<size_t>(token)] - top)) / sum;
+}
 }  // namespace
 
 MtpDrafter::MtpDrafter(const model::Transformer& transformer, KvPrecision precision)
@@ -111,6 +120,9 @@ Draft MtpDrafter::draft(const DraftRequest& request) {
       out.q.push_back(sampler.distribution(logits, history));
     } else {
       token = argmax(logits);
+      if (j > 0 && request.settings.mtpMinProbability > 0 &&
+          probabilityOf(logits, token) < request.settings.mtpMinProbability)
+        break;
     }
     out.tokens.push_back(token);
     if (sampled) history.push_back(token);

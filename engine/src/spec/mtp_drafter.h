@@ -33,7 +33,8 @@ class MtpDrafter final : public Drafter {
 
   DrafterKind kind() const override { return DrafterKind::Mtp; }
   // Up to settings.mtpDepth tokens after the newest, whose predecessor's hidden state must
-  // have been observed; the grammar, when given, masks them. Empty when the hidden states are
+  // have been observed; argmax drafts after the first stop at one the head is unsure of
+  // (settings.mtpMinProbability); the grammar, when given, masks them. Empty when the hidden states are
   // not there. The MTP head's argmax, or with settings.sampledMtpDrafts and temperature > 0
   // drawn by the sampler, q filled for rejection sampling.
   Draft draft(const DraftRequest& request) override;

@@ -107,12 +107,13 @@ SpeculationSettings allOff() {
   return s;
 }
 
-SpeculationSettings forced(const std::string& drafter, int depth) {
+SpeculationSettings forced(const std::string& drafter, const SpecBenchOptions& options) {
   SpeculationSettings s = allOff();
   if (drafter == "mtp") s.mtp = DrafterMode::On;
   if (drafter == "ngram") s.ngram = DrafterMode::On;
   if (drafter == "grammar") s.grammar = DrafterMode::On;
-  s.mtpDepth = depth;
+  s.mtpDepth = options.mtpDepth;
+  s.mtpMinProbability = options.mtpMinProbability;
   return s;
 }
 
@@ -169,6 +170,7 @@ std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
     auto engine = Engine::open(modelDir, settings);
     SpeculationSettings autoSettings;
     autoSettings.mtpDepth = options.mtpDepth;
+    autoSettings.mtpMinProbability = options.mtpMinProbability;
     settings.speculation = autoSettings;
     auto tuned = Engine::open(modelDir, settings);  // its own tuner, settling from cold
     if (!engine->tokenizer()) throw Error(modelDir.string() + ": bench spec needs the model's tokenizer.json");
@@ -200,7 +202,7 @@ std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
         const bool isJson = d == "grammar";
         Engine& target = d == "auto" ? *tuned : *engine;
         const std::vector<Prompt>& prompts = isJson ? json : general;
-        const SpeculationSettings on = d == "auto" ? autoSettings : forced(d, options.mtpDepth);
+        const SpeculationSettings on = d == "auto" ? autoSettings : forced(d, options);
         Run run, base;
         for (int half = 0; half < 2; ++half) {
           const bool drafting = (half == 0) == (r % 2 == 1);

@@ -16,6 +16,8 @@ void validateSpeculationSettings(const SpeculationSettings& s) {
           s.ngramMaxDraft);
   require(s.ngramMinMatch >= 1 && s.ngramMinMatch <= 8, "n-gram match length", "in [1, 8]",
           s.ngramMinMatch);
+  if (!(s.mtpMinProbability >= 0.0 && s.mtpMinProbability <= 1.0))
+    throw Error("mtp minimum probability: must be in [0, 1], got " + std::to_string(s.mtpMinProbability));
 }
 
 double SpeculationSummary::tokensPerForward() const {
