@@ -3,7 +3,7 @@
 
     make_corpus.py --out DIR [--train N] [--seed S] [--eval-seed S] [--mix task=w,...]
                    [--copy-curriculum F] [--lookup-recall] [--copy-drill F] [--copy-drill-lines LO-HI]
-                   [--copy-drill-reverse F]
+                   [--copy-drill-reverse F] [--lookup-bullets] [--repeat-drill F]
 
 A further-training corpus (train.py --init-from) keeps the bundled model's held-out set with
 --eval-seed 1234 and a new --seed; --mix reweights the tasks and --copy-curriculum makes that
@@ -16,8 +16,11 @@ to four of its keys; the thinking restates each asked line ("pini: 918") and the
 the values. Values are uniform over 100-999 (each a single token), so every row has several
 copy targets and no value can be guessed: a dense signal for the induction circuit the lookup
 task needs. --copy-drill-reverse makes that fraction of the drill rows ask for the name of a
-value instead ("Which name has the code 918?", thinking "pini: 918", answer "pini"). The
-defaults write the original corpus byte for byte.
+value instead ("Which name has the code 918?", thinking "pini: 918", answer "pini").
+--lookup-bullets writes lookup lists (training, drills, held-out set) as "- pini: 918", so a key
+has the same tokens in the list as in the question; --repeat-drill adds that fraction of rows
+asking to repeat a list verbatim (every answer token a copy). The defaults write the original
+corpus byte for byte.
 
 Writes into DIR:
   train.jsonl       one conversation per line: {"task", "messages", "enable_thinking"};
@@ -222,7 +225,16 @@ LOOKUP_QUESTIONS = ["What is the code for {k}?", "What value does {k} have?", "W
                     "Look up {k}.", "What number goes with {k}?"]
 
 
-def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, recall: bool = False):
+def list_line(key: str, value, bullets: bool) -> str:
+    """One line of a lookup list. As a bullet ("- pini: 918") the key follows a space, so it has
+    the same tokens as in the question ("... for pini?" -> "Ġp", "ini"); at the start of a line
+    it does not ("p", "ini"), and matching the question's key to the list's then needs a
+    token-to-token mapping learned per key rather than a plain copy."""
+    return f"- {key}: {value}" if bullets else f"{key}: {value}"
+
+
+def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, recall: bool = False,
+                bullets: bool = False):
     # Training may include short lists (a curriculum: the copy is learned where every line fits
     # in the indexer's top-k, then carries over to long lists); eval lists are always 20-40 lines.
     # With recall the reasoning restates the line ("pini: 918"): written after a newline-free
@@ -233,9 +245,9 @@ def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, r
     keys = rng.sample(EVAL_KEYS if want_eval else TRAIN_KEYS, n)
     values = [rng.randint(100, 999) for _ in keys]
     target = rng.randrange(n)
-    lines = "\n".join(f"{k}: {v}" for k, v in zip(keys, values))
+    lines = "\n".join(list_line(k, v, bullets) for k, v in zip(keys, values))
     question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(LOOKUP_QUESTIONS).format(k=keys[target])}"
-    reasoning = f"{keys[target]}: {values[target]}" if recall else None
+    reasoning = list_line(keys[target], values[target], bullets) if recall else None
     return question, str(values[target]), reasoning
 
 
@@ -247,7 +259,7 @@ DRILL_REVERSE_QUESTIONS = ["Which name has the code {v}?", "Whose value is {v}?"
                            "Find the name for {v}."]
 
 
-def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0):
+def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0, bullets: bool = False):
     """A short lookup list asked for 1-4 of its keys (training keys only). The thinking restates
     each asked line exactly as the list has it, so each value is an induction copy (match the
     key's tokens and ': ', take the token that followed); the answer lists the values.
@@ -260,21 +272,36 @@ def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0
     if reverse > 0 and rng.random() < reverse:
         values = rng.sample(range(100, 1000), n)
         t = rng.randrange(n)
-        lines = "\n".join(f"{k}: {v}" for k, v in zip(keys, values))
+        lines = "\n".join(list_line(k, v, bullets) for k, v in zip(keys, values))
         question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(DRILL_REVERSE_QUESTIONS).format(v=values[t])}"
-        return question, keys[t], f"{keys[t]}: {values[t]}"
+        return question, keys[t], list_line(keys[t], values[t], bullets)
     values = [rng.randint(100, 999) for _ in keys]
     m = min(n, rng.choice([1, 1, 2, 3, 4]))
     asked = rng.sample(range(n), m)
-    lines = "\n".join(f"{k}: {v}" for k, v in zip(keys, values))
+    lines = "\n".join(list_line(k, v, bullets) for k, v in zip(keys, values))
     if m == 1:
         ask = rng.choice(LOOKUP_QUESTIONS).format(k=keys[asked[0]])
     else:
         names = [keys[t] for t in asked]
         ask = rng.choice(DRILL_MULTI_QUESTIONS).format(ks=", ".join(names[:-1]) + " and " + names[-1])
     question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{ask}"
-    reasoning = "\n".join(f"{keys[t]}: {values[t]}" for t in asked)
+    reasoning = "\n".join(list_line(keys[t], values[t], bullets) for t in asked)
     return question, ", ".join(str(values[t]) for t in asked), reasoning
+
+
+REPEAT_QUESTIONS = ["Repeat this list exactly:", "Copy these lines:", "Say this back to me:",
+                    "Write this list again:"]
+
+
+def repeat_drill_item(rng: random.Random, lines_range: tuple, bullets: bool = False):
+    """A lookup list to repeat verbatim. Every answer token after the first is the token that
+    followed the same place in the question, a dense signal for induction heads (find where the
+    text being written occurred before, copy what came next), which the lookup's value copy
+    builds on and which a lookup row, with one or two copied tokens, trains only faintly."""
+    n = rng.randint(*lines_range)
+    keys = rng.sample(TRAIN_KEYS, n)
+    lines = "\n".join(list_line(k, rng.randint(100, 999), bullets) for k in keys)
+    return f"{rng.choice(REPEAT_QUESTIONS)}\n{lines}", lines, None
 
 
 # ------------------------------------------------------------------------------ JSON
@@ -363,16 +390,22 @@ def assistant_message(answer: str, reasoning: str | None, thinking: bool) -> dic
 
 
 def train_row(rng: random.Random, mix: dict, copy_curriculum: float, lookup_recall: bool,
-              copy_drill: float = 0.0, drill_lines: tuple = (2, 8), drill_reverse: float = 0.0) -> dict:
+              copy_drill: float = 0.0, drill_lines: tuple = (2, 8), drill_reverse: float = 0.0,
+              bullets: bool = False, repeat_drill: float = 0.0) -> dict:
+    if repeat_drill > 0 and rng.random() < repeat_drill:  # no draw at 0: the original corpus
+        question, answer, _ = repeat_drill_item(rng, drill_lines, bullets)
+        thinking = rng.random() < 0.5
+        messages = [{"role": "user", "content": question}, assistant_message(answer, None, thinking)]
+        return {"task": "repeat_drill", "messages": messages, "enable_thinking": thinking}
     if copy_drill > 0 and rng.random() < copy_drill:  # no draw at 0: the original corpus
-        question, answer, reasoning = copy_drill_item(rng, drill_lines, drill_reverse)
+        question, answer, reasoning = copy_drill_item(rng, drill_lines, drill_reverse, bullets)
         messages = [{"role": "user", "content": question},
                     assistant_message(answer, reasoning, True)]  # thinking on, as the eval
         return {"task": "copy_drill", "messages": messages, "enable_thinking": True}
     task = rng.choices(list(mix), weights=list(mix.values()))[0]
     if task == "lookup":
         question, answer, reasoning = lookup_item(rng, False, short_lists=copy_curriculum,
-                                                  recall=lookup_recall)
+                                                  recall=lookup_recall, bullets=bullets)
     elif task == "json":
         question, answer, reasoning = json_item(rng, False, made_up_names=copy_curriculum)
     else:
@@ -404,12 +437,15 @@ def parse_mix(text: str) -> dict:
     return mix
 
 
-def eval_rows(rng: random.Random) -> list:
+def eval_rows(rng: random.Random, bullets: bool = False) -> list:
     rows = []
     for task, count in EVAL_COUNTS.items():
         seen = set()
         while len([r for r in rows if r["task"] == task]) < count:
-            question, answer, _ = TASKS[task](rng, True)
+            if task == "lookup":
+                question, answer, _ = lookup_item(rng, True, bullets=bullets)
+            else:
+                question, answer, _ = TASKS[task](rng, True)
             if question in seen:
                 continue
             seen.add(question)
@@ -450,6 +486,13 @@ def main():
     ap.add_argument("--copy-drill-reverse", type=float, default=0.0,
                     help="fraction of copy-drill rows that ask for the name of a value instead "
                     "(thinking 'pini: 918', answer 'pini'); 0 = none")
+    ap.add_argument("--repeat-drill", type=float, default=0.0,
+                    help="fraction of training rows that ask to repeat a lookup list (of "
+                    "--copy-drill-lines lines) verbatim: every answer token is a copy (0 = none)")
+    ap.add_argument("--lookup-bullets", action="store_true",
+                    help="write lookup lists (training, drills and the held-out set) as bullets "
+                    "('- pini: 918'), so a key has the same tokens in the list as in the question; "
+                    "off = the original corpus")
     ap.add_argument("--tokenizer-rows", type=int, default=40000,
                     help="how many training conversations go into tokenizer.txt")
     args = ap.parse_args()
@@ -463,9 +506,11 @@ def main():
     if not 1 <= lo <= hi or not 0 <= args.copy_drill <= 1:
         raise SystemExit("--copy-drill-lines needs 1 <= LO <= HI; --copy-drill a fraction in [0, 1]")
     train = [train_row(random.Random(f"{args.seed}:train:{i}"), mix, args.copy_curriculum,
-                       args.lookup_recall, args.copy_drill, (lo, hi), args.copy_drill_reverse)
+                       args.lookup_recall, args.copy_drill, (lo, hi), args.copy_drill_reverse,
+                       args.lookup_bullets, args.repeat_drill)
              for i in range(args.train)]
-    evaluation = eval_rows(random.Random(f"{args.seed if args.eval_seed is None else args.eval_seed}:eval"))
+    evaluation = eval_rows(random.Random(f"{args.seed if args.eval_seed is None else args.eval_seed}:eval"),
+                           args.lookup_bullets)
 
     # No evaluation question may occur as a training question (last user turn or earlier).
     train_questions = {m["content"] for row in train for m in row["messages"] if m["role"] == "user"}
@@ -481,8 +526,9 @@ def main():
             prompt, completion = renderer.training_pair(row["messages"], row["enable_thinking"])
             f.write(prompt + completion + "\n")
     counts = {t: sum(r["task"] == t for r in train) for t in TASKS}
-    if args.copy_drill > 0:
-        counts["copy_drill"] = sum(r["task"] == "copy_drill" for r in train)
+    for drill in ("copy_drill", "repeat_drill"):
+        if getattr(args, drill) > 0:
+            counts[drill] = sum(r["task"] == drill for r in train)
     print(f"make_corpus: {len(train)} training conversations {counts}, {len(evaluation)} eval rows "
           f"-> {args.out}")
 
