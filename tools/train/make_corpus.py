@@ -51,6 +51,7 @@ themselves are trained). Deterministic: the same seed writes the same files byte
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import json
 import os
 import random
@@ -225,16 +226,23 @@ LOOKUP_QUESTIONS = ["What is the code for {k}?", "What value does {k} have?", "W
                     "Look up {k}.", "What number goes with {k}?"]
 
 
-def list_line(key: str, value, bullets: bool) -> str:
-    """One line of a lookup list. As a bullet ("- pini: 918") the key follows a space, so it has
+@dataclass(frozen=True)
+class ListStyle:
+    """How lookup lists are written. As bullets ("- pini: 918") a key follows a space, so it has
     the same tokens as in the question ("... for pini?" -> "Ġp", "ini"); at the start of a line
     it does not ("p", "ini"), and matching the question's key to the list's then needs a
-    token-to-token mapping learned per key rather than a plain copy."""
-    return f"- {key}: {value}" if bullets else f"{key}: {value}"
+    token-to-token mapping learned per key rather than a plain copy. Values are drawn uniformly
+    from `values` (inclusive); 100-999 are 900 single tokens, each rare elsewhere."""
+    bullets: bool = False
+    values: tuple = (100, 999)
+
+
+def list_line(key: str, value, style: ListStyle) -> str:
+    return f"- {key}: {value}" if style.bullets else f"{key}: {value}"
 
 
 def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, recall: bool = False,
-                bullets: bool = False):
+                style: ListStyle = ListStyle()):
     # Training may include short lists (a curriculum: the copy is learned where every line fits
     # in the indexer's top-k, then carries over to long lists); eval lists are always 20-40 lines.
     # With recall the reasoning restates the line ("pini: 918"): written after a newline-free
@@ -243,11 +251,11 @@ def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, r
     short = short_lists > 0 and not want_eval and rng.random() < short_lists
     n = rng.randint(2, 19) if short else rng.randint(20, 40)
     keys = rng.sample(EVAL_KEYS if want_eval else TRAIN_KEYS, n)
-    values = [rng.randint(100, 999) for _ in keys]
+    values = [rng.randint(*style.values) for _ in keys]
     target = rng.randrange(n)
-    lines = "\n".join(list_line(k, v, bullets) for k, v in zip(keys, values))
+    lines = "\n".join(list_line(k, v, style) for k, v in zip(keys, values))
     question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(LOOKUP_QUESTIONS).format(k=keys[target])}"
-    reasoning = list_line(keys[target], values[target], bullets) if recall else None
+    reasoning = list_line(keys[target], values[target], style) if recall else None
     return question, str(values[target]), reasoning
 
 
@@ -259,7 +267,8 @@ DRILL_REVERSE_QUESTIONS = ["Which name has the code {v}?", "Whose value is {v}?"
                            "Find the name for {v}."]
 
 
-def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0, bullets: bool = False):
+def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0,
+                    style: ListStyle = ListStyle()):
     """A short lookup list asked for 1-4 of its keys (training keys only). The thinking restates
     each asked line exactly as the list has it, so each value is an induction copy (match the
     key's tokens and ': ', take the token that followed); the answer lists the values.
@@ -270,22 +279,22 @@ def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0
     n = rng.randint(*lines_range)
     keys = rng.sample(TRAIN_KEYS, n)
     if reverse > 0 and rng.random() < reverse:
-        values = rng.sample(range(100, 1000), n)
+        values = rng.sample(range(style.values[0], style.values[1] + 1), n)
         t = rng.randrange(n)
-        lines = "\n".join(list_line(k, v, bullets) for k, v in zip(keys, values))
+        lines = "\n".join(list_line(k, v, style) for k, v in zip(keys, values))
         question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(DRILL_REVERSE_QUESTIONS).format(v=values[t])}"
-        return question, keys[t], list_line(keys[t], values[t], bullets)
-    values = [rng.randint(100, 999) for _ in keys]
+        return question, keys[t], list_line(keys[t], values[t], style)
+    values = [rng.randint(*style.values) for _ in keys]
     m = min(n, rng.choice([1, 1, 2, 3, 4]))
     asked = rng.sample(range(n), m)
-    lines = "\n".join(list_line(k, v, bullets) for k, v in zip(keys, values))
+    lines = "\n".join(list_line(k, v, style) for k, v in zip(keys, values))
     if m == 1:
         ask = rng.choice(LOOKUP_QUESTIONS).format(k=keys[asked[0]])
     else:
         names = [keys[t] for t in asked]
         ask = rng.choice(DRILL_MULTI_QUESTIONS).format(ks=", ".join(names[:-1]) + " and " + names[-1])
     question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{ask}"
-    reasoning = "\n".join(list_line(keys[t], values[t], bullets) for t in asked)
+    reasoning = "\n".join(list_line(keys[t], values[t], style) for t in asked)
     return question, ", ".join(str(values[t]) for t in asked), reasoning
 
 
@@ -293,14 +302,14 @@ REPEAT_QUESTIONS = ["Repeat this list exactly:", "Copy these lines:", "Say this 
                     "Write this list again:"]
 
 
-def repeat_drill_item(rng: random.Random, lines_range: tuple, bullets: bool = False):
+def repeat_drill_item(rng: random.Random, lines_range: tuple, style: ListStyle = ListStyle()):
     """A lookup list to repeat verbatim. Every answer token after the first is the token that
     followed the same place in the question, a dense signal for induction heads (find where the
     text being written occurred before, copy what came next), which the lookup's value copy
     builds on and which a lookup row, with one or two copied tokens, trains only faintly."""
     n = rng.randint(*lines_range)
     keys = rng.sample(TRAIN_KEYS, n)
-    lines = "\n".join(list_line(k, rng.randint(100, 999), bullets) for k in keys)
+    lines = "\n".join(list_line(k, rng.randint(*style.values), style) for k in keys)
     return f"{rng.choice(REPEAT_QUESTIONS)}\n{lines}", lines, None
 
 
@@ -391,21 +400,21 @@ def assistant_message(answer: str, reasoning: str | None, thinking: bool) -> dic
 
 def train_row(rng: random.Random, mix: dict, copy_curriculum: float, lookup_recall: bool,
               copy_drill: float = 0.0, drill_lines: tuple = (2, 8), drill_reverse: float = 0.0,
-              bullets: bool = False, repeat_drill: float = 0.0) -> dict:
+              style: ListStyle = ListStyle(), repeat_drill: float = 0.0) -> dict:
     if repeat_drill > 0 and rng.random() < repeat_drill:  # no draw at 0: the original corpus
-        question, answer, _ = repeat_drill_item(rng, drill_lines, bullets)
+        question, answer, _ = repeat_drill_item(rng, drill_lines, style)
         thinking = rng.random() < 0.5
         messages = [{"role": "user", "content": question}, assistant_message(answer, None, thinking)]
         return {"task": "repeat_drill", "messages": messages, "enable_thinking": thinking}
     if copy_drill > 0 and rng.random() < copy_drill:  # no draw at 0: the original corpus
-        question, answer, reasoning = copy_drill_item(rng, drill_lines, drill_reverse, bullets)
+        question, answer, reasoning = copy_drill_item(rng, drill_lines, drill_reverse, style)
         messages = [{"role": "user", "content": question},
                     assistant_message(answer, reasoning, True)]  # thinking on, as the eval
         return {"task": "copy_drill", "messages": messages, "enable_thinking": True}
     task = rng.choices(list(mix), weights=list(mix.values()))[0]
     if task == "lookup":
         question, answer, reasoning = lookup_item(rng, False, short_lists=copy_curriculum,
-                                                  recall=lookup_recall, bullets=bullets)
+                                                  recall=lookup_recall, style=style)
     elif task == "json":
         question, answer, reasoning = json_item(rng, False, made_up_names=copy_curriculum)
     else:
@@ -437,13 +446,13 @@ def parse_mix(text: str) -> dict:
     return mix
 
 
-def eval_rows(rng: random.Random, bullets: bool = False) -> list:
+def eval_rows(rng: random.Random, style: ListStyle = ListStyle()) -> list:
     rows = []
     for task, count in EVAL_COUNTS.items():
         seen = set()
         while len([r for r in rows if r["task"] == task]) < count:
             if task == "lookup":
-                question, answer, _ = lookup_item(rng, True, bullets=bullets)
+                question, answer, _ = lookup_item(rng, True, style=style)
             else:
                 question, answer, _ = TASKS[task](rng, True)
             if question in seen:
@@ -493,6 +502,8 @@ def main():
                     help="write lookup lists (training, drills and the held-out set) as bullets "
                     "('- pini: 918'), so a key has the same tokens in the list as in the question; "
                     "off = the original corpus")
+    ap.add_argument("--lookup-values", default="100-999",
+                    help="range LO-HI of lookup values (lists, drills, held-out set); default 100-999")
     ap.add_argument("--tokenizer-rows", type=int, default=40000,
                     help="how many training conversations go into tokenizer.txt")
     args = ap.parse_args()
@@ -505,12 +516,19 @@ def main():
         raise SystemExit(f"--copy-drill-lines: {args.copy_drill_lines!r} is not LO-HI")
     if not 1 <= lo <= hi or not 0 <= args.copy_drill <= 1:
         raise SystemExit("--copy-drill-lines needs 1 <= LO <= HI; --copy-drill a fraction in [0, 1]")
+    try:
+        vlo, vhi = (int(x) for x in args.lookup_values.split("-"))
+    except ValueError:
+        raise SystemExit(f"--lookup-values: {args.lookup_values!r} is not LO-HI")
+    if not 0 <= vlo or vhi - vlo + 1 < 40:
+        raise SystemExit("--lookup-values needs 0 <= LO and at least 40 values (lists have up to 40 lines)")
+    style = ListStyle(args.lookup_bullets, (vlo, vhi))
     train = [train_row(random.Random(f"{args.seed}:train:{i}"), mix, args.copy_curriculum,
                        args.lookup_recall, args.copy_drill, (lo, hi), args.copy_drill_reverse,
-                       args.lookup_bullets, args.repeat_drill)
+                       style, args.repeat_drill)
              for i in range(args.train)]
     evaluation = eval_rows(random.Random(f"{args.seed if args.eval_seed is None else args.eval_seed}:eval"),
-                           args.lookup_bullets)
+                           style)
 
     # No evaluation question may occur as a training question (last user turn or earlier).
     train_questions = {m["content"] for row in train for m in row["messages"] if m["role"] == "user"}
