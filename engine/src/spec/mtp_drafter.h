@@ -34,9 +34,9 @@ class MtpDrafter final : public Drafter {
   DrafterKind kind() const override { return DrafterKind::Mtp; }
   // Up to settings.mtpDepth tokens after the newest, whose predecessor's hidden state must
   // have been observed; argmax drafts after the first stop at one the head is unsure of
-  // (settings.mtpMinProbability); the grammar, when given, masks them. Empty when the hidden states are
-  // not there. The MTP head's argmax, or with settings.sampledMtpDrafts and temperature > 0
-  // drawn by the sampler, q filled for rejection sampling.
+  // (settings.mtpMinProbability); the grammar, when given, masks them. Empty when the hidden
+  // states are not there. The MTP head's argmax, or with settings.sampledMtpDrafts and
+  // temperature > 0 drawn by the sampler, q filled for rejection sampling.
   Draft draft(const DraftRequest& request) override;
 
   // Low-level access for Session::appendMtp (diagnostics and reference checks).
