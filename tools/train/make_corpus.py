@@ -231,7 +231,7 @@ class ListStyle:
     """How lookup lists are written. As bullets ("- pini: 918") a key follows a space, so it has
     the same tokens as in the question ("... for pini?" -> "Ġp", "ini"); at the start of a line
     it does not ("p", "ini"), and matching the question's key to the list's then needs a
-    token-to-token mapping learned per key rather than a plain copy. Values are drawn uniformly
+    token-to-token mapping (which the shipped model did learn). Values are drawn uniformly
     from `values` (inclusive); 100-999 are 900 single tokens, each rare elsewhere."""
     bullets: bool = False
     values: tuple = (100, 999)
