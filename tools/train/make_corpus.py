@@ -446,6 +446,17 @@ def parse_mix(text: str) -> dict:
     return mix
 
 
+def parse_range(text: str, option: str) -> tuple:
+    """"LO-HI" (non-negative integers, LO <= HI) as (LO, HI)."""
+    try:
+        lo, hi = (int(x) for x in text.split("-"))
+    except ValueError:
+        raise SystemExit(f"{option}: {text!r} is not LO-HI")
+    if not 0 <= lo <= hi:
+        raise SystemExit(f"{option}: needs 0 <= LO <= HI, got {text!r}")
+    return lo, hi
+
+
 def eval_rows(rng: random.Random, style: ListStyle = ListStyle()) -> list:
     rows = []
     for task, count in EVAL_COUNTS.items():
@@ -510,18 +521,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
 
     mix = parse_mix(args.mix) if args.mix else TRAIN_MIX
-    try:
-        lo, hi = (int(x) for x in args.copy_drill_lines.split("-"))
-    except ValueError:
-        raise SystemExit(f"--copy-drill-lines: {args.copy_drill_lines!r} is not LO-HI")
-    if not 1 <= lo <= hi or not 0 <= args.copy_drill <= 1:
-        raise SystemExit("--copy-drill-lines needs 1 <= LO <= HI; --copy-drill a fraction in [0, 1]")
-    try:
-        vlo, vhi = (int(x) for x in args.lookup_values.split("-"))
-    except ValueError:
-        raise SystemExit(f"--lookup-values: {args.lookup_values!r} is not LO-HI")
-    if not 0 <= vlo or vhi - vlo + 1 < 40:
-        raise SystemExit("--lookup-values needs 0 <= LO and at least 40 values (lists have up to 40 lines)")
+    lo, hi = parse_range(args.copy_drill_lines, "--copy-drill-lines")
+    if not 1 <= lo or not 0 <= args.copy_drill <= 1 or not 0 <= args.repeat_drill <= 1:
+        raise SystemExit("--copy-drill-lines needs 1 <= LO; --copy-drill and --repeat-drill are "
+                         "fractions in [0, 1]")
+    vlo, vhi = parse_range(args.lookup_values, "--lookup-values")
+    if vhi - vlo + 1 < 40:
+        raise SystemExit("--lookup-values needs at least 40 values (lists have up to 40 lines)")
     style = ListStyle(args.lookup_bullets, (vlo, vhi))
     train = [train_row(random.Random(f"{args.seed}:train:{i}"), mix, args.copy_curriculum,
                        args.lookup_recall, args.copy_drill, (lo, hi), args.copy_drill_reverse,
