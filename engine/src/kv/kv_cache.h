@@ -30,7 +30,6 @@ struct LayerCache {
       : latent(d.kvLoraRank, p), ropeKey(d.ropeDim, p), indexKey(d.indexDim, p) {}
   LayerCache(KvRows l, KvRows r, KvRows i)
       : latent(std::move(l)), ropeKey(std::move(r)), indexKey(std::move(i)) {}
-  bool operator==(const LayerCache&) const = default;
 };
 
 class KvCache {
