@@ -31,6 +31,9 @@ void printTable(const CacheBenchReport& r, const std::string& path) {
     std::printf("%-10s %8.2f%% %10.3f%s\n", p.policy.c_str(), 100 * p.hitRate, p.ratioToBelady,
                 p.isDefault ? "  (default)" : "");
   std::printf("%-10s %8.2f%% %10.3f\n", "belady", 100 * r.beladyHitRate, 1.0);
+  std::printf("%-10s %8.2f%% %10.3f  (best fixed set: the online bound on independent routing)\n",
+              "static", 100 * r.staticHitRate,
+              r.beladyHitRate > 0 ? r.staticHitRate / r.beladyHitRate : 1.0);
 }
 
 }  // namespace
@@ -57,6 +60,7 @@ int runBenchCache(const Args& args) {
     const nlohmann::json line = {{"policy", p.policy},
                                  {"hit_rate", p.hitRate},
                                  {"belady_hit_rate", report.beladyHitRate},
+                                 {"static_hit_rate", report.staticHitRate},
                                  {"ratio", p.ratioToBelady},
                                  {"capacity", report.capacity},
                                  {"accesses", report.accesses},

@@ -61,10 +61,12 @@ const std::vector<Command>& commands() {
       {"bench cache", {"json"}, strata::cli::runBenchCache,
        R"(bench cache --trace FILE [--capacity-fraction F | --capacity N] [--json]
             Replays a routing trace (JSON lines, see engine/src/tier/routing_trace.h)
-            through each expert-cache replacement policy and Belady's optimal offline
-            policy; capacity in experts, default 20% of layers x experts. Hit rates count
-            every access from a cold cache. --json: one object per policy with "policy",
-            "hit_rate", "belady_hit_rate", "ratio", "capacity", "accesses", "default".)"},
+            through each expert-cache replacement policy, Belady's optimal offline policy
+            and the best fixed set of experts (no online policy beats it when routing is
+            independent from token to token); capacity in experts, default 20% of
+            layers x experts. Hit rates count every access from a cold cache. --json: one
+            object per policy with "policy", "hit_rate", "belady_hit_rate",
+            "static_hit_rate", "ratio", "capacity", "accesses", "default".)"},
       {"bench decode", {"json", "no-prefetch", "page-cache"}, strata::cli::runBenchDecode,
        R"(bench decode --model DIR (--ram-gb X | --expert-fraction F) [--io direct|buffered|uring]
             [--io-depth N] [--tokens N] [--prompt-tokens N] [--warmup N] [--policy NAME]

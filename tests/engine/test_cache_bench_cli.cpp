@@ -72,6 +72,8 @@ class TestCacheBenchCli : public QObject {
       const double hit = j.at("hit_rate"), best = j.at("belady_hit_rate"), ratio = j.at("ratio");
       QVERIFY(hit > 0 && hit <= best && best < 1);
       QVERIFY(qAbs(ratio - hit / best) < 1e-12);
+      const double fixed = j.at("static_hit_rate");
+      QVERIFY(fixed > 0 && fixed <= best);
       if (j.at("default").get<bool>()) {
         ++defaults;
         QCOMPARE(j.at("policy").get<std::string>(),
@@ -91,9 +93,11 @@ class TestCacheBenchCli : public QObject {
     // Belady's hit rate at 17 experts, computed here from the same trace.
     const std::vector<ExpertKey> keys = traceAccesses(readRoutingTrace(trace_.toStdString()));
     const double best = replayBelady(keys, 17).hitRate();
+    const double fixed = replayBestStatic(keys, 17).hitRate();
     for (const Json& j : lines) {
       QCOMPARE(j.at("capacity").get<int>(), 17);
       QCOMPARE(j.at("belady_hit_rate").get<double>(), best);
+      QCOMPARE(j.at("static_hit_rate").get<double>(), fixed);
     }
   }
 
@@ -104,6 +108,7 @@ class TestCacheBenchCli : public QObject {
     for (CachePolicyKind kind : allCachePolicies())
       QVERIFY(text.contains(QString::fromLatin1(cachePolicyName(kind).data())));
     QVERIFY(text.contains("belady"));
+    QVERIFY(text.contains("static"));
     QVERIFY(text.contains("(default)"));
     QVERIFY(text.contains("capacity 77 experts"));  // 20% of 6 x 64 = 76.8
   }

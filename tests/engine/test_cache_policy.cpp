@@ -194,6 +194,42 @@ class TestCachePolicy : public QObject {
     QCOMPARE(p->evict(), some(0));
   }
 
+  void windowLfuEvictsTheLeastUsedMainKey() {
+    // Capacity 10: window 2, main 8. Filling with 0..9 leaves window = [9 8], main = 7..0,
+    // each counted once. 0..6 used again: 7, the newest in main, is now its least used key.
+    auto p = makeCachePolicy(CachePolicyKind::WindowLfu, 10);
+    for (int n = 0; n < 10; ++n) p->insert(k(n));
+    for (int n = 0; n <= 6; ++n) p->touch(k(n));
+    // Window's oldest (8, count 1) vs main's least used (7, count 1): ties keep main's key.
+    QCOMPARE(p->evict(), some(8));
+    for (int i = 0; i < 2; ++i) p->touch(k(9));  // 9 counted 3 times
+    p->insert(k(20));                            // window = [20 9]
+    // 9 beats 7 and moves to main; 7 goes although it entered main after 0..6 (an SLRU main
+    // would give up its least recent key, 0).
+    QCOMPARE(p->evict(), some(7));
+    for (int n : {0, 1, 2, 3, 4, 5, 6, 9, 20}) QVERIFY2(p->contains(k(n)), qPrintable(QString::number(n)));
+  }
+
+  void windowLfuReordersMainWhenCountsHalve() {
+    // Capacity 4: window 1, main 3; counts halve every 160 increments. D is used 20 times,
+    // E 12, both before the halving (D 10, E 6 after it); then E 6 more times: E 12 > D 10, so
+    // D must go — with main still ordered by the counts before the halving, E would.
+    auto p = makeCachePolicy(CachePolicyKind::WindowLfu, 4);
+    const ExpertKey d = k(1), e = k(2), f = k(3), g = k(4);
+    p->insert(d);
+    for (int i = 0; i < 19; ++i) p->touch(d);
+    p->insert(e);  // d to main
+    for (int i = 0; i < 11; ++i) p->touch(e);
+    p->insert(f);  // e to main
+    p->insert(g);  // f to main; 34 increments so far
+    for (int i = 0; i < 200; ++i) p->touch(g);  // the 160th increment halves every count
+    for (int i = 0; i < 6; ++i) p->touch(e);
+    p->erase(f);
+    QCOMPARE(p->size(), size_t(3));
+    QCOMPARE(p->evict(), some(1));  // g (the window's, used most) beats d: d goes
+    QVERIFY(p->contains(e) && p->contains(g));
+  }
+
   void bookkeeping_data() { addKindRows(); }
   void bookkeeping() {
     QFETCH(CachePolicyKind, kind);
@@ -277,6 +313,21 @@ class TestCachePolicy : public QObject {
     QCOMPARE(replayPolicy(seq, *lru, 3).hits, uint64_t(2));
   }
 
+  void bestStaticSetOnHandSequence() {
+    // 1 2 1 3 3 1 2 4 2 1 with 3 slots: counts 1:4, 2:3, 3:2, 4:1, so 1 and 2 stay (3 + 2
+    // hits after their first loads) and 3, 4 share the last slot (the second 3 hits): 6.
+    std::vector<ExpertKey> seq;
+    for (int n : {1, 2, 1, 3, 3, 1, 2, 4, 2, 1}) seq.push_back(k(n));
+    const ReplayResult fixed = replayBestStatic(seq, 3);
+    QCOMPARE(fixed.hits, uint64_t(6));
+    QCOMPARE(fixed.peakResident, size_t(3));
+    // One slot: nothing stays, only the repeated 3 hits.
+    QCOMPARE(replayBestStatic(seq, 1).hits, uint64_t(1));
+    // Room for all: every access after a key's first hits.
+    QCOMPARE(replayBestStatic(seq, 5).hits, uint64_t(10 - 4));
+    QCOMPARE(errorOf([&] { replayBestStatic(seq, 0); }, {"at least 1"}), QString());
+  }
+
   void beladyBoundsEveryPolicy() {
     // Property: on random traces Belady's hits are at least every online policy's, at most
     // accesses - distinct keys (each key's first access misses), and exactly that when
@@ -287,6 +338,9 @@ class TestCachePolicy : public QObject {
       for (size_t capacity : {size_t(1), size_t(7), size_t(30), distinct}) {
         const ReplayResult best = replayBelady(keys, capacity);
         QVERIFY(best.hits <= keys.size() - distinct);
+        const ReplayResult fixed = replayBestStatic(keys, capacity);  // a policy too
+        QVERIFY(fixed.hits <= best.hits);
+        QVERIFY(fixed.peakResident <= capacity);
         if (capacity == distinct) QCOMPARE(best.hits, uint64_t(keys.size() - distinct));
         for (CachePolicyKind kind : allCachePolicies()) {
           auto p = makeCachePolicy(kind, capacity);

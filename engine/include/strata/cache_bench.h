@@ -2,7 +2,8 @@
 // Expert-cache policy benchmark, run by `strata-cli bench cache`: replays a routing trace
 // (format: engine/src/tier/routing_trace.h) through each replacement policy and through
 // Belady's optimal offline policy at one capacity, so each policy's hit rate comes with the
-// best any policy could reach on the same accesses.
+// best any policy could reach on the same accesses, and the best fixed set of experts (the
+// best an online policy can do when routing has no order to learn from).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -34,6 +35,9 @@ struct CacheBenchReport {
   uint64_t accesses = 0;
   uint64_t beladyHits = 0;
   double beladyHitRate = 0;
+  // The best fixed set of experts (tier/cache_replay.h, replayBestStatic): on independent
+  // routing no online policy beats it, so Belady's lead over it is foresight of the order.
+  double staticHitRate = 0;
   std::vector<CachePolicyResult> policies;
 };
 

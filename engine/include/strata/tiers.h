@@ -30,7 +30,7 @@ struct MemorySettings {
   int64_t sharedPrefixTokens = 1024;
   double pinnedFraction = 0.25;  // of the expert memory, for the pinned hot set
   IoBackend io = IoBackend::Direct;
-  std::string cachePolicy;       // "lru", "slru", "arc", "tinylfu"; empty: the default
+  std::string cachePolicy;       // "lru", "slru", "arc", "tinylfu", "wlfu"; empty: the default
   bool pageCache = false;        // keep file pages in the OS page cache (buffered I/O only)
   int ioDepth = 4;               // expert reads in flight
   bool prefetch = true;          // predict and read the next layer's experts early

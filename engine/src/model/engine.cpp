@@ -88,7 +88,7 @@ tier::StoreSettings storeSettings(const MemoryPlan& plan, const MemorySettings& 
   s.policy = tier::defaultCachePolicy();
   if (!m.cachePolicy.empty()) {
     const auto policy = tier::parseCachePolicy(m.cachePolicy);
-    if (!policy) throw Error("unknown cache policy '" + m.cachePolicy + "' (lru, slru, arc, tinylfu)");
+    if (!policy) throw Error("unknown cache policy '" + m.cachePolicy + "' (lru, slru, arc, tinylfu, wlfu)");
     s.policy = *policy;
   }
   if (m.pageCache && m.io != IoBackend::Buffered)

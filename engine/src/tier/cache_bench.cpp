@@ -29,6 +29,7 @@ CacheBenchReport benchCache(const CacheBenchOptions& options) {
   const ReplayResult best = replayBelady(accesses, report.capacity);
   report.beladyHits = best.hits;
   report.beladyHitRate = best.hitRate();
+  report.staticHitRate = replayBestStatic(accesses, report.capacity).hitRate();
   for (CachePolicyKind kind : allCachePolicies()) {
     const auto policy = makeCachePolicy(kind, report.capacity);
     const ReplayResult r = replayPolicy(accesses, *policy, report.capacity);

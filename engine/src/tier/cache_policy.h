@@ -31,12 +31,13 @@ enum class CachePolicyKind {
   Lru,      // least recently used
   Slru,     // segmented LRU: probation + protected (a second hit protects)
   Arc,      // adaptive replacement cache: recency vs frequency balanced by ghost hits
-  TinyLfu,  // W-TinyLFU: small LRU window + SLRU main, victims chosen by aged frequency
+  TinyLfu,    // W-TinyLFU: small LRU window + SLRU main, victims chosen by aged frequency
+  WindowLfu,  // the same window + a main ordered by aged frequency: evicts the least used
 };
 
 // Every kind, in the order benchmarks list them.
 const std::vector<CachePolicyKind>& allCachePolicies();
-std::string_view cachePolicyName(CachePolicyKind kind);  // "lru", "slru", "arc", "tinylfu"
+std::string_view cachePolicyName(CachePolicyKind kind);  // "lru", "slru", "arc", "tinylfu", "wlfu"
 std::optional<CachePolicyKind> parseCachePolicy(std::string_view name);
 // The policy with the best hit rate relative to Belady's on the measured traces
 // (see cache_policy.cpp for the numbers).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -100,6 +101,41 @@ ReplayResult replayBelady(std::span<const ExpertKey> accesses, size_t capacity) 
     }
     byNextUse.emplace(next[i], key);
     r.peakResident = std::max(r.peakResident, resident.size());
+  }
+  return r;
+}
+
+ReplayResult replayBestStatic(std::span<const ExpertKey> accesses, size_t capacity) {
+  requireCapacity(capacity);
+  std::unordered_map<ExpertKey, uint64_t> counts;
+  for (const ExpertKey key : accesses) ++counts[key];
+  std::vector<std::pair<uint64_t, ExpertKey>> byCount;  // (count, key), most used first
+  for (const auto& [key, count] : counts) byCount.emplace_back(count, key);
+  std::sort(byCount.begin(), byCount.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  byCount.resize(std::min(byCount.size(), capacity - 1));
+  std::unordered_map<ExpertKey, bool> kept;  // key -> loaded yet
+  for (const auto& [count, key] : byCount) kept.emplace(key, false);
+
+  ReplayResult r{capacity, accesses.size(), 0, 0};
+  std::optional<ExpertKey> slot;  // the one slot shared by every other key
+  size_t loadedKept = 0;
+  for (const ExpertKey key : accesses) {
+    auto it = kept.find(key);
+    if (it != kept.end()) {
+      if (it->second) {
+        ++r.hits;
+      } else {
+        it->second = true;
+        ++loadedKept;
+      }
+    } else if (slot == key) {
+      ++r.hits;
+    } else {
+      slot = key;
+    }
+    r.peakResident = std::max(r.peakResident, loadedKept + (slot ? 1 : 0));
   }
   return r;
 }

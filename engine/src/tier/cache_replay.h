@@ -41,4 +41,13 @@ ReplayResult replayPolicy(std::span<const ExpertKey> accesses, CachePolicy& poli
 // uses and a lazily cleaned max-heap.
 ReplayResult replayBelady(std::span<const ExpertKey> accesses, size_t capacity);
 
+// The best fixed set: the (capacity - 1) keys used most in the whole sequence stay once
+// loaded (ties: the lower key), every other key passes through the one slot left. It knows
+// each key's count in advance but nothing of the order. When keys are used independently of
+// one another (the independent reference model) keeping the most probable keys is the best
+// any online policy can do (Aho, Denning & Ullman, 1971), so on such routing the gap from
+// this to Belady's is what only foresight of the order wins; an online policy can beat this
+// bound only where the order carries information (consecutive tokens routing alike).
+ReplayResult replayBestStatic(std::span<const ExpertKey> accesses, size_t capacity);
+
 }  // namespace strata::tier

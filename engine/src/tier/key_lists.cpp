@@ -40,7 +40,7 @@ void KeyLists::pushFront(int list, ExpertKey key) {
   Node& n = node(key);
   if (n.list != kNone) throw Error("expert cache: " + expertKeyName(key) + " inserted twice");
   List& l = lists_[size_t(list)];
-  n.list = int8_t(list);
+  n.list = int16_t(list);
   n.prev = kNil;
   n.next = l.head;
   if (l.head != kNil) node(l.head).prev = key;

@@ -16,7 +16,7 @@ class KeyLists {
  public:
   static constexpr int kNone = -1;
 
-  explicit KeyLists(int listCount);
+  explicit KeyLists(int listCount);  // at most 32767
 
   int listOf(ExpertKey key) const;  // kNone when the key is in no list
   size_t size(int list) const { return lists_[size_t(list)].size; }
@@ -31,7 +31,7 @@ class KeyLists {
   static constexpr uint32_t kNil = UINT32_MAX;  // key 0xffff:0xffff is reserved for this
   struct Node {
     uint32_t prev = kNil, next = kNil;  // neighbours' keys
-    int8_t list = kNone;
+    int16_t list = kNone;
   };
   struct List {
     uint32_t head = kNil, tail = kNil;

@@ -11,5 +11,6 @@ std::unique_ptr<CachePolicy> makeLruPolicy();
 std::unique_ptr<CachePolicy> makeSlruPolicy(size_t capacity);
 std::unique_ptr<CachePolicy> makeArcPolicy(size_t capacity);
 std::unique_ptr<CachePolicy> makeTinyLfuPolicy(size_t capacity);
+std::unique_ptr<CachePolicy> makeWindowLfuPolicy(size_t capacity);
 
 }  // namespace strata::tier

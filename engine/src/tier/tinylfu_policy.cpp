@@ -28,7 +28,8 @@ constexpr int kWindow = 0, kProbation = 1, kProtected = 2;  // resident
 constexpr int kWindowGhosts = 3, kMainGhosts = 4;           // evicted, remembered
 constexpr double kInitialWindow = 0.2;  // of capacity; the ghosts move it from there
 constexpr size_t kGhostDivisor = 4;     // ghosts kept: capacity / 4
-constexpr size_t kAgingFactor = 10;     // counts halve every 10 x capacity accesses
+constexpr size_t kAgingFactor = 40;     // counts halve every 40 x capacity accesses (10: -1
+                                        // to -4 points; 100: no better; tools/traces/README.md)
 
 class TinyLfuPolicy final : public CachePolicy {
  public:
