@@ -62,7 +62,8 @@ Column {
             Label {
                 objectName: "drafterState_" + row.modelData.name
                 width: block.width - 100 - 2 * block.valueWidth
-                text: row.modelData.state
+                text: row.modelData.stateText
+                elide: Text.ElideRight
                 color: Theme.textDim
                 font.pixelSize: 12
             }

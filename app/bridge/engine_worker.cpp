@@ -118,6 +118,7 @@ SpeculationData toSpeculationData(const std::vector<DrafterStats>& stats) {
     x.acceptance = s.acceptance;
     x.tokensPerForward = s.tokensPerForward;
     x.speedup = s.speedup;
+    x.depth = s.depth;
     d.drafters.append(x);
   }
   return d;

@@ -37,6 +37,12 @@ QString SpeculationMonitor::stateOf(const DrafterData& d) {
   return d.active ? QStringLiteral("on") : QStringLiteral("paused");
 }
 
+QString SpeculationMonitor::stateText(const DrafterData& d) {
+  const QString state = stateOf(d);
+  if (state != QLatin1String("on") || d.depth <= 0) return state;
+  return tr("on · depth %1").arg(d.depth);
+}
+
 QString SpeculationMonitor::acceptanceText(const DrafterData& d) {
   if (d.rounds <= 0) return kUnknown;
   return QStringLiteral("%1 %").arg(qRound(d.acceptance * 100.0));
@@ -58,6 +64,7 @@ QVariantList SpeculationMonitor::drafters() const {
     m[QStringLiteral("name")] = d.name;
     m[QStringLiteral("label")] = labelOf(d.name);
     m[QStringLiteral("state")] = stateOf(d);
+    m[QStringLiteral("stateText")] = stateText(d);
     m[QStringLiteral("rounds")] = d.rounds;
     m[QStringLiteral("acceptance")] = d.rounds > 0 ? d.acceptance : -1.0;
     m[QStringLiteral("acceptanceText")] = acceptanceText(d);

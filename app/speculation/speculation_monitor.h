@@ -15,7 +15,8 @@ class SpeculationMonitor : public QObject {
   Q_OBJECT
   QML_ELEMENT
   QML_UNCREATABLE("owned by the app")
-  // One map per drafter: name, label, state ("on", "paused", "off"), acceptance and speedup
+  // One map per drafter: name, label, state ("on", "paused", "off"), stateText (the state
+  // shown: "on · depth 2" for the MTP chain), acceptance and speedup
   // (numbers, -1: unknown) and their texts ("83 %", "×1.23", "—").
   Q_PROPERTY(QVariantList drafters READ drafters NOTIFY statsChanged)
   Q_PROPERTY(bool hasLastReply READ hasLastReply NOTIFY lastReplyChanged)
@@ -40,6 +41,7 @@ class SpeculationMonitor : public QObject {
 
   // "on": proposing drafts; "paused": self-tuning switched it off for now; "off": by setting.
   static QString stateOf(const DrafterData& d);
+  static QString stateText(const DrafterData& d);  // the state; "on · depth 2" for a chain
   static QString acceptanceText(const DrafterData& d);  // "83 %", "—" before its first round
   static QString speedupText(const DrafterData& d);     // "×1.23", "—" while unmeasured
 

@@ -156,8 +156,9 @@ std::string speculationLine(const Engine& engine, const SpeculationSummary& s) {
   std::string line = text;
   for (const DrafterStats& d : engine.speculationStats()) {
     if (d.rounds == 0) continue;
-    std::snprintf(text, sizeof text, " (%s %.0f%%, x%.2f%s)", d.name.c_str(), 100.0 * d.acceptance,
-                  d.speedup, d.active ? "" : ", paused");
+    const std::string depth = d.depth > 0 ? ", depth " + std::to_string(d.depth) : "";
+    std::snprintf(text, sizeof text, " (%s %.0f%%, x%.2f%s%s)", d.name.c_str(), 100.0 * d.acceptance,
+                  d.speedup, depth.c_str(), d.active ? "" : ", paused");
     line += text;
   }
   return line;

@@ -186,7 +186,9 @@ class TestChatUi : public QObject {
     for (const char* name : {"mtp", "ngram", "grammar"}) {
       const QString n = QString::fromLatin1(name);
       QVERIFY2(findItem(root, QStringLiteral("drafter_") + n), name);
-      QCOMPARE(textOf(root, QStringLiteral("drafterState_") + n), QStringLiteral("on"));
+      // The MTP chain shows its depth: the setting (3) until the tuner has measured.
+      QCOMPARE(textOf(root, QStringLiteral("drafterState_") + n),
+               n == QLatin1String("mtp") ? QStringLiteral("on · depth 3") : QStringLiteral("on"));
       QCOMPARE(textOf(root, QStringLiteral("drafterAcceptance_") + n), QStringLiteral("—"));
     }
     QCOMPARE(textOf(root, QStringLiteral("speculationTokensPerPass")),
@@ -225,8 +227,9 @@ class TestChatUi : public QObject {
     QVERIFY(mtp->rounds > 0);
     QCOMPARE(textOf(root, QStringLiteral("drafterAcceptance_mtp")),
              QStringLiteral("%1 %").arg(qRound(100.0 * mtp->firstAccepted / mtp->rounds)));
+    QVERIFY(mtp->depth >= 1 && mtp->depth <= 3);
     QCOMPARE(textOf(root, QStringLiteral("drafterState_mtp")),
-             mtp->active ? QStringLiteral("on") : QStringLiteral("paused"));
+             mtp->active ? QStringLiteral("on · depth %1").arg(mtp->depth) : QStringLiteral("paused"));
     const QString speedup = textOf(root, QStringLiteral("drafterSpeedup_mtp"));
     if (mtp->speedup > 0)
       QCOMPARE(speedup, QStringLiteral("×") + QString::number(mtp->speedup, 'f', 2));

@@ -69,6 +69,20 @@ class TestSpeculationMonitor : public QObject {
     QCOMPARE(row(m, 1)[QStringLiteral("state")].toString(), QStringLiteral("on"));
   }
 
+  void theMtpChainShowsItsDepth() {
+    SpeculationMonitor m;
+    SpeculationData data;
+    data.drafters = {drafter("mtp", "auto", true, 10, 8, 1.5), drafter("ngram", "auto", true, 3, 1, 0.9)};
+    data.drafters[0].depth = 2;
+    m.update(data);
+    QCOMPARE(row(m, 0)[QStringLiteral("state")].toString(), QStringLiteral("on"));
+    QCOMPARE(row(m, 0)[QStringLiteral("stateText")].toString(), QStringLiteral("on · depth 2"));
+    QCOMPARE(row(m, 1)[QStringLiteral("stateText")].toString(), QStringLiteral("on"));  // no depth
+    data.drafters[0].active = false;  // paused by the tuner: no depth to show
+    m.update(data);
+    QCOMPARE(row(m, 0)[QStringLiteral("stateText")].toString(), QStringLiteral("paused"));
+  }
+
   void lastReplysTokensPerPass() {
     SpeculationMonitor m;
     QSignalSpy changed(&m, &SpeculationMonitor::lastReplyChanged);

@@ -27,7 +27,9 @@ struct SpeculationSettings {
   DrafterMode mtp = DrafterMode::Auto;      // the model's multi-token-prediction head
   DrafterMode ngram = DrafterMode::Auto;    // continuations of earlier text (prompt lookup)
   DrafterMode grammar = DrafterMode::Auto;  // what the active grammar forces
-  int mtpDepth = 3;        // most draft tokens per MTP round (the one layer chained), 1..8
+  // Most draft tokens per MTP round (the one layer chained), 1..8. In Auto the self-tuner
+  // drafts fewer when measured acceptance and verify times say that is faster.
+  int mtpDepth = 3;
   // A round's chain stops before a draft token (after the first) whose probability under the
   // MTP head is below this: an unsure guess is mostly rejected, yet its verify row and the
   // chain step after it cost as much as a kept one's. 0: always mtpDepth tokens. Argmax drafts
@@ -55,6 +57,7 @@ struct DrafterStats {
   double acceptance = 0;        // firstAccepted / rounds (the first draft token)
   double tokensPerForward = 0;  // tokens produced per verify pass (accepted + 1)
   double speedup = 0;           // measured tokens/s with this drafter / plain decoding (0: unknown)
+  int depth = 0;                // MTP: the longest chain it drafts now (tuned in Auto); others 0
 };
 
 // What one generate() call's speculation did.

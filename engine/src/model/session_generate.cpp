@@ -31,7 +31,7 @@ std::pair<spec::DrafterKind, spec::Draft> SessionImpl::chooseDraft(std::span<con
                                                                    Sampler& draftSampler) {
   spec::SpeculationTuner* tuner = env_.speculation;
   if (!tuner || maxTokens <= 0 || tuner->wantsPlainSample()) return {};
-  const SpeculationSettings settings = tuner->settings();
+  const SpeculationSettings settings = tuner->draftSettings();
   const spec::DraftRequest request{history, maxTokens, settings, grammar, draftSampler};
   spec::Drafter* drafters[] = {grammarDrafter_ ? &*grammarDrafter_ : nullptr, &ngram_,
                                mtp_ ? &*mtp_ : nullptr};

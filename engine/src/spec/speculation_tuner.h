@@ -1,8 +1,10 @@
 #pragma once
 // Self-tuning speculation: per drafter, measured acceptance and net speed against plain
 // decoding measured in the same run; a drafter in Auto mode that loses is switched off and
-// probed again after a pause that doubles with every failed probe. Shared by an engine's
-// sessions (thread-safe), so what one conversation learns the next one uses.
+// probed again after a pause that doubles with every failed probe. The MTP chain's length is
+// tuned too: from each draft position's measured acceptance and each draft length's measured
+// verify time, the depth (up to the setting) with the most tokens per second. Shared by an
+// engine's sessions (thread-safe), so what one conversation learns the next one uses.
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -25,6 +27,10 @@ class SpeculationTuner {
 
   // Whether `kind` may propose drafts now.
   bool allows(DrafterKind kind) const;
+  // The settings the drafters use now: the configured ones, with mtpDepth lowered to the
+  // measured best when MTP is Auto (every kDepthProbeEvery-th round drafts the full depth, so
+  // the deeper positions stay measured).
+  SpeculationSettings draftSettings() const;
   // A plain decoding step took `seconds` (one token).
   void recordPlain(double seconds);
   // Plain decoding has no recent measurement while drafters keep proposing: the caller should
@@ -36,6 +42,8 @@ class SpeculationTuner {
 
   std::vector<DrafterStats> stats() const;
 
+  static constexpr int kDepthProbeEvery = 16;
+
  private:
   struct Drafter {
     int64_t rounds = 0, drafted = 0, accepted = 0, firstAccepted = 0, produced = 0;
@@ -46,6 +54,15 @@ class SpeculationTuner {
     int64_t pausedUntil = 0;    // plain tokens count at which a paused drafter is probed
     int failedProbes = 0;
   };
+  // MTP: per draft position, rounds that verified it and kept it (decayed, recent rounds
+  // count most); per draft length, the mean verify time. Index 0 = position / length 1.
+  struct DepthStats {
+    std::array<double, 8> reached{}, kept{};
+    std::array<double, 8> seconds{};
+    std::array<int64_t, 8> lengthRounds{};
+  };
+  void recordDepthLocked(int drafted, int accepted, int produced, double seconds);
+  int tunedMtpDepthLocked() const;
   double speedupLocked(const Drafter& d) const;
   bool allowsLocked(DrafterKind kind) const;
   DrafterMode modeLocked(DrafterKind kind) const;
@@ -53,6 +70,7 @@ class SpeculationTuner {
   mutable std::mutex mutex_;
   SpeculationSettings settings_;
   std::array<Drafter, kDrafterKinds> drafters_;
+  DepthStats depth_;
   double plainSeconds_ = 0;      // EMA of a plain step
   int64_t plainSteps_ = 0;
   int64_t tokens_ = 0;           // tokens produced, plain or speculative (the tuner's clock)
