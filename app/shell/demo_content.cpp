@@ -119,6 +119,7 @@ SpeculationData demoSpeculation() {
   s.drafters = {drafter("mtp", true, 412, 338, 1236, 706, 1.62),
                 drafter("ngram", false, 9, 3, 41, 5, 0.88),
                 drafter("grammar", true, 0, 0, 0, 0, 0)};
+  s.drafters[0].depth = 3;  // 1236 drafts in 412 rounds: the full chain pays
   return s;
 }
 
