@@ -230,6 +230,29 @@ class TestCachePolicy : public QObject {
     QVERIFY(p->contains(e) && p->contains(g));
   }
 
+  void primingCountsAsEarlierUse() {
+    // Window-LFU, capacity 4 (window 1, main 3): 1..4 used once each, then 9 primed with 3
+    // uses of earlier runs. Priming is not residence: 9 is not in the cache.
+    auto p = makeCachePolicy(CachePolicyKind::WindowLfu, 4);
+    for (int n = 1; n <= 4; ++n) p->insert(k(n));
+    p->prime(k(9), 3);
+    QVERIFY(!p->contains(k(9)));
+    QCOMPARE(p->size(), size_t(4));
+    // 1 primed too, after it entered main: main re-orders, so 2 is now its least used.
+    p->prime(k(1), 5);
+    QCOMPARE(p->evict(), some(4));  // the window's 4 vs main's 2: a tie keeps main's
+    p->insert(k(9));                // counted 4: beats main's least used
+    QCOMPARE(p->evict(), some(2));
+    QVERIFY(p->contains(k(1)) && p->contains(k(3)) && p->contains(k(9)));
+    // Policies without counts ignore priming.
+    auto lru = makeCachePolicy(CachePolicyKind::Lru, 2);
+    lru->prime(k(1), 16);
+    lru->insert(k(1));
+    lru->insert(k(2));
+    lru->touch(k(2));
+    QCOMPARE(lru->evict(), some(1));
+  }
+
   void bookkeeping_data() { addKindRows(); }
   void bookkeeping() {
     QFETCH(CachePolicyKind, kind);

@@ -61,7 +61,15 @@ class CachePolicy {
   // The store's current capacity in experts (changes on a live retune). Policies size their
   // segments and their history of non-resident keys from it.
   virtual void setCapacity(size_t experts) = 0;
+  // Uses of `key` in earlier runs (the usage history), scaled by the store to at most
+  // kPrimeUses: frequency-aware policies start counting from there, so a restarted engine
+  // keeps the experts it used most instead of relearning them; the others ignore it.
+  virtual void prime(ExpertKey /*key*/, unsigned /*uses*/) {}
 };
+
+// The most uses prime() gives the most used expert of the history: the weight of the past
+// against this run (counts halve as a run goes on, so the prior fades like any old use).
+constexpr unsigned kPrimeUses = 16;
 
 std::unique_ptr<CachePolicy> makeCachePolicy(CachePolicyKind kind, size_t capacityExperts);
 

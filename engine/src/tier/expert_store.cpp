@@ -74,6 +74,7 @@ ExpertStore::ExpertStore(io::Container container, StoreSettings settings, UsageC
   history_ = history.size() == locations_.size() ? std::move(history) : UsageCounts(locations_.size(), 0);
   predictions_.resize(firstSlot_.size());
   policy_ = makeCachePolicy(settings_.policy, static_cast<size_t>(settings_.cacheBytes / expertBytes_));
+  primePolicy();
 
   if (!readers) {
     const auto files = container_.files();
@@ -182,6 +183,18 @@ void ExpertStore::markUsed(int s) {
   e.heat = heatNow(e) + 1.0f;
   e.heatStep = step_;
   ++e.uses;
+}
+
+// The history's counts, scaled so the most used expert starts at kPrimeUses (at least 1 for
+// any used one).
+void ExpertStore::primePolicy() {
+  const uint32_t most = history_.empty() ? 0 : *std::max_element(history_.begin(), history_.end());
+  if (most == 0) return;
+  for (size_t s = 0; s < history_.size(); ++s) {
+    if (history_[s] == 0) continue;
+    const uint64_t scaled = (uint64_t(history_[s]) * kPrimeUses + most - 1) / most;
+    policy_->prime(keyOf(static_cast<int>(s)), static_cast<unsigned>(scaled));
+  }
 }
 
 // --- the pinned set (under mutex_) ---

@@ -108,6 +108,7 @@ class ExpertStore final : public model::ExpertSource {
   void release(int slot);  // returns a failed read's bytes to its budget
   void markUsed(int slot);
   void choosePinned();
+  void primePolicy();  // the cache policy starts from the usage history's counts
   void pin(int slot);
   void unpin(int slot);
   float heatNow(const Entry& e) const;

@@ -83,6 +83,7 @@ class TinyLfuPolicy final : public CachePolicy {
   size_t size() const override {
     return lists_.size(kWindow) + lists_.size(kProbation) + lists_.size(kProtected);
   }
+  void prime(ExpertKey key, unsigned uses) override { counts_.prime(key, uses); }
   void setCapacity(size_t experts) override {
     if (capacity_ && experts != capacity_)
       window_ = std::max<size_t>(1, window_ * experts / capacity_);

@@ -88,6 +88,7 @@ class WindowLfuPolicy final : public CachePolicy {
     return list == kWindow || list >= kFirstBucket;
   }
   size_t size() const override { return lists_.size(kWindow) + mainSize_; }
+  void prime(ExpertKey key, unsigned uses) override { counts_.prime(key, uses); }
   void setCapacity(size_t experts) override {
     if (capacity_ && experts != capacity_)
       window_ = std::max<size_t>(1, window_ * experts / capacity_);
