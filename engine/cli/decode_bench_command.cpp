@@ -17,7 +17,7 @@ double mib(double bytes) { return bytes / 1048576.0; }
 int runBenchDecode(const Args& args) {
   args.allowOnly({"model", "ram-gb", "expert-fraction", "io", "io-depth", "tokens", "prompt-tokens",
                   "json", "record-trace", "warmup", "threads", "policy", "pinned-fraction", "no-prefetch",
-                  "page-cache", "context", "seed"});
+                  "page-cache", "context", "seed", "data-dir"});
   DecodeBenchOptions o;
   o.model = args.require("model");
   MemorySettings& m = o.settings.memory;
@@ -41,6 +41,9 @@ int runBenchDecode(const Args& args) {
   m.prefetch = !args.has("no-prefetch");
   m.pageCache = args.has("page-cache");
   m.contextTokens = parseInt(args.get("context", "4096"), "--context");
+  // The usage history (read at start: pinned set and cache counts; written at the end), as
+  // run/chat keep it in the user's data folder. Without it every run starts cold.
+  if (args.has("data-dir")) m.dataDirectory = args.require("data-dir");
   o.settings.threads = parseInt(args.get("threads", "0"), "--threads");
   o.tokens = parseInt(args.get("tokens", "32"), "--tokens");
   o.promptTokens = parseInt(args.get("prompt-tokens", "16"), "--prompt-tokens");

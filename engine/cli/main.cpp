@@ -70,7 +70,7 @@ const std::vector<Command>& commands() {
       {"bench decode", {"json", "no-prefetch", "page-cache"}, strata::cli::runBenchDecode,
        R"(bench decode --model DIR (--ram-gb X | --expert-fraction F) [--io direct|buffered|uring]
             [--io-depth N] [--tokens N] [--prompt-tokens N] [--warmup N] [--policy NAME]
-            [--pinned-fraction F]
+            [--pinned-fraction F] [--seed N] [--data-dir DIR]
             [--no-prefetch] [--page-cache] [--context TOKENS] [--threads N] [--record-trace FILE]
             [--json]
             Decode speed of a container whose experts stream from disk under a memory budget
@@ -78,7 +78,10 @@ const std::vector<Command>& commands() {
             bytes). Measures disk and memory bandwidth in the same run; the limit per token is
             max(bytes read / disk bandwidth, weight bytes touched / memory bandwidth), the disk
             bandwidth being the larger of the probe's and the rate reached while decoding.
-            --warmup N: untimed decode steps first (to fill the cache). --json: the
+            --warmup N: untimed decode steps first (to fill the cache). --seed N: the
+            prompt's random tokens. --data-dir DIR: keep the expert usage history there (read
+            at start for the pinned set and the cache's counts, written at the end), as
+            run/chat do in the user's data folder; without it every run starts cold. --json: the
             last line is one JSON object (tok_s, limit_tok_s, ratio, hit_rate,
             bytes_read_per_token, peak_rss_bytes, budget_bytes, ...). --record-trace writes the
             routing trace that `bench cache` replays.)"},

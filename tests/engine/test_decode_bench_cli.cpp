@@ -123,6 +123,33 @@ class TestDecodeBenchCli : public QObject {
     QCOMPARE(j["hit_rate"].toDouble(), 1.0);
   }
 
+  // --data-dir keeps the expert usage history across runs: the first writes it, the next one
+  // reads it (for the pinned set and the cache's counts) and adds its own uses.
+  void dataDirKeepsTheUsageHistory() {
+    const fs::path data = fs::path(tmp_.path().toStdString()) / "data";
+    auto usesRecorded = [&]() -> long long {
+      if (!fs::is_directory(data / "usage")) return -1;
+      long long total = 0;
+      for (const auto& f : fs::directory_iterator(data / "usage")) {
+        std::ifstream in(f.path());
+        const nlohmann::json j = nlohmann::json::parse(in);
+        if (j.at("format") != "strata-usage-history") return -2;
+        for (long long c : j.at("counts").get<std::vector<long long>>()) total += c;
+      }
+      return total;
+    };
+    QCOMPARE(usesRecorded(), -1);
+    for (const char* seed : {"1", "2"}) {
+      const long long before = std::max(0LL, usesRecorded());
+      const CliRun r = runCli({"bench", "decode", "--model", path(model_), "--expert-fraction", "0.2",
+                               "--tokens", "6", "--context", "256", "--seed", seed, "--json",
+                               "--data-dir", path(data)});
+      QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+      // Each of the 6 decoded tokens (and the prompt) used 4 experts in each of 3 MoE layers.
+      QVERIFY2(usesRecorded() >= before + 6 * 3 * 4, qPrintable(QString::number(usesRecorded())));
+    }
+  }
+
   void tooSmallBudgetIsRefused() {
     const CliRun r = runCli({"bench", "decode", "--model", path(model_), "--ram-gb", "0.001"});
     QCOMPARE(r.exitCode, 1);
