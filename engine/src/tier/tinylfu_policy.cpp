@@ -6,17 +6,16 @@
 // are mostly the ones this token just loaded, and a window shorter than that evicts them on
 // frequency before their second use (measured: a 1% window loses a third of the hit rate at
 // 10% capacity). The right size depends on the model and the capacity, so it adapts the way
-// ARC sizes its lists: the keys each side evicted are remembered (ghosts, no bytes); a miss
-// on a key the window evicted grows the window by one, a miss on one the main cache evicted
-// shrinks it. Ghosts are kept for a quarter of capacity: measured on zipf traces, larger
-// histories react to old mistakes and settle on a worse size, smaller ones are too noisy.
-// (Caffeine instead hill-climbs on sampled hit rates; with routing traces the hit rate falls
+// ARC sizes its lists (adaptive_window.h): the keys each side evicted are remembered (ghosts,
+// no bytes); a miss on a key the window evicted grows the window by one, a miss on one the
+// main cache evicted shrinks it. (Caffeine instead hill-climbs on sampled hit rates; with routing traces the hit rate falls
 // off a cliff below the step's working set and the climber got stuck there.)
 //
 // Every miss is inserted (the store must hold the expert to use it), so "admission" here
 // decides which resident key goes, not whether the new one comes in.
 #include <algorithm>
 
+#include "tier/adaptive_window.h"
 #include "tier/aged_counts.h"
 #include "tier/key_lists.h"
 #include "tier/policies.h"
@@ -26,29 +25,16 @@ namespace {
 
 constexpr int kWindow = 0, kProbation = 1, kProtected = 2;  // resident
 constexpr int kWindowGhosts = 3, kMainGhosts = 4;           // evicted, remembered
-constexpr double kInitialWindow = 0.2;  // of capacity; the ghosts move it from there
-constexpr size_t kGhostDivisor = 4;     // ghosts kept: capacity / 4
 constexpr size_t kAgingFactor = 40;     // counts halve every 40 x capacity accesses (10: -1
                                         // to -4 points; 100: no better; tools/traces/README.md)
 
 class TinyLfuPolicy final : public CachePolicy {
  public:
-  explicit TinyLfuPolicy(size_t capacity) {
-    setCapacity(capacity);
-    window_ = std::max<size_t>(1, size_t(kInitialWindow * double(capacity)));
-    applyWindow();
-  }
+  explicit TinyLfuPolicy(size_t capacity) { setCapacity(capacity); }
 
   void insert(ExpertKey key) override {
-    const int list = lists_.listOf(key);
-    if (list == kWindowGhosts || list == kMainGhosts) {
-      // A miss on a key one side evicted: that side was one key too small.
-      if (list == kWindowGhosts) {
-        ++window_;
-      } else if (window_ > 1) {
-        --window_;
-      }
-      lists_.remove(key);
+    if (window_.isGhost(lists_.listOf(key))) {
+      window_.onMiss(key);
       applyWindow();
     }
     lists_.pushFront(kWindow, key);  // throws if already resident
@@ -66,13 +52,13 @@ class TinyLfuPolicy final : public CachePolicy {
     std::optional<ExpertKey> victim = lists_.back(kProbation);
     if (!victim) victim = lists_.back(kProtected);
     bool fromWindow = !victim;
-    if (candidate && victim && lists_.size(kWindow) >= window_) {
+    if (candidate && victim && lists_.size(kWindow) >= window_.target()) {
       // Ties keep the incumbent: a key must prove itself to displace one already in main.
       fromWindow = counts_.count(*candidate) <= counts_.count(*victim);
       if (!fromWindow) lists_.moveToFront(kProbation, *candidate);
     }
     if (fromWindow) victim = candidate;
-    if (victim) remember(*victim, fromWindow ? kWindowGhosts : kMainGhosts);
+    if (victim) window_.remember(*victim, fromWindow);
     return victim;
   }
   void erase(ExpertKey key) override { lists_.remove(key); }
@@ -85,36 +71,24 @@ class TinyLfuPolicy final : public CachePolicy {
   }
   void prime(ExpertKey key, unsigned uses) override { counts_.prime(key, uses); }
   void setCapacity(size_t experts) override {
-    if (capacity_ && experts != capacity_)
-      window_ = std::max<size_t>(1, window_ * experts / capacity_);
     capacity_ = experts;
     counts_.setPeriod(kAgingFactor * experts);
+    window_.setCapacity(experts);
     applyWindow();
-    trimGhosts();
   }
 
  private:
-  void remember(ExpertKey key, int ghosts) {
-    lists_.moveToFront(ghosts, key);
-    trimGhosts();
-  }
-  void trimGhosts() {
-    while (lists_.size(kWindowGhosts) + lists_.size(kMainGhosts) > capacity_ / kGhostDivisor) {
-      const int longer =
-          lists_.size(kWindowGhosts) > lists_.size(kMainGhosts) ? kWindowGhosts : kMainGhosts;
-      lists_.remove(*lists_.back(longer));
-    }
-  }
   void applyWindow() {
-    window_ = std::clamp<size_t>(window_, 1, std::max<size_t>(1, capacity_ - 1));
-    protectedTarget_ = (capacity_ > window_ ? capacity_ - window_ : 0) * 4 / 5;
+    const size_t window = window_.target();
+    protectedTarget_ = (capacity_ > window ? capacity_ - window : 0) * 4 / 5;
     demoteWindowOverflow();
     demoteProtectedOverflow();
   }
   // A window over its size (cache still filling, or the window shrank) hands its oldest keys
   // to main without a contest: there is room, or the next evictions make it.
   void demoteWindowOverflow() {
-    while (lists_.size(kWindow) > window_) lists_.moveToFront(kProbation, *lists_.back(kWindow));
+    while (lists_.size(kWindow) > window_.target())
+      lists_.moveToFront(kProbation, *lists_.back(kWindow));
   }
   void demoteProtectedOverflow() {
     while (lists_.size(kProtected) > protectedTarget_)
@@ -122,9 +96,9 @@ class TinyLfuPolicy final : public CachePolicy {
   }
 
   KeyLists lists_{5};
+  AdaptiveWindow window_{lists_, kWindowGhosts, kMainGhosts};
   AgedCounts counts_;
   size_t capacity_ = 0;
-  size_t window_ = 1;  // the window's target size, in experts
   size_t protectedTarget_ = 0;
 };
 

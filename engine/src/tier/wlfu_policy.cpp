@@ -12,6 +12,7 @@
 // every kAgingFactor x capacity accesses).
 #include <algorithm>
 
+#include "tier/adaptive_window.h"
 #include "tier/aged_counts.h"
 #include "tier/key_lists.h"
 #include "tier/policies.h"
@@ -22,32 +23,19 @@ namespace {
 constexpr int kWindow = 0, kWindowGhosts = 1, kMainGhosts = 2;
 constexpr int kFirstBucket = 3;  // main: list kFirstBucket + count
 constexpr int kListCount = kFirstBucket + AgedCounts::kMax + 1;
-// As W-TinyLFU's (tinylfu_policy.cpp, where they are explained).
-constexpr double kInitialWindow = 0.2;
-constexpr size_t kGhostDivisor = 4;
-constexpr size_t kAgingFactor = 40;
+constexpr size_t kAgingFactor = 40;  // as W-TinyLFU's (tinylfu_policy.cpp)
 
 class WindowLfuPolicy final : public CachePolicy {
  public:
-  explicit WindowLfuPolicy(size_t capacity) {
-    setCapacity(capacity);
-    window_ = std::max<size_t>(1, size_t(kInitialWindow * double(capacity)));
-    applyWindow();
-  }
+  explicit WindowLfuPolicy(size_t capacity) { setCapacity(capacity); }
 
   void insert(ExpertKey key) override {
     syncBuckets();
-    const int list = lists_.listOf(key);
-    if (list == kWindowGhosts || list == kMainGhosts) {
-      if (list == kWindowGhosts) {
-        ++window_;
-      } else if (window_ > 1) {
-        --window_;
-      }
-      lists_.remove(key);
-      applyWindow();
+    if (window_.isGhost(lists_.listOf(key))) {
+      window_.onMiss(key);
+      demoteWindowOverflow();
     }
-    lists_.pushFront(kWindow, key);
+    lists_.pushFront(kWindow, key);  // throws if already resident
     counts_.increment(key);
     demoteWindowOverflow();
   }
@@ -66,15 +54,15 @@ class WindowLfuPolicy final : public CachePolicy {
     const std::optional<ExpertKey> candidate = lists_.back(kWindow);
     std::optional<ExpertKey> victim = mainVictim();
     bool fromWindow = !victim;
-    if (candidate && victim && lists_.size(kWindow) >= window_) {
+    if (candidate && victim && lists_.size(kWindow) >= window_.target()) {
+      // Ties keep the incumbent, as in W-TinyLFU.
       fromWindow = counts_.count(*candidate) <= counts_.count(*victim);
       if (!fromWindow) toMain(*candidate);
     }
     if (fromWindow) victim = candidate;
     if (victim) {
       if (!fromWindow) --mainSize_;
-      lists_.moveToFront(fromWindow ? kWindowGhosts : kMainGhosts, *victim);
-      trimGhosts();
+      window_.remember(*victim, fromWindow);
     }
     return victim;
   }
@@ -90,12 +78,9 @@ class WindowLfuPolicy final : public CachePolicy {
   size_t size() const override { return lists_.size(kWindow) + mainSize_; }
   void prime(ExpertKey key, unsigned uses) override { counts_.prime(key, uses); }
   void setCapacity(size_t experts) override {
-    if (capacity_ && experts != capacity_)
-      window_ = std::max<size_t>(1, window_ * experts / capacity_);
-    capacity_ = experts;
     counts_.setPeriod(kAgingFactor * experts);
-    applyWindow();
-    trimGhosts();
+    window_.setCapacity(experts);
+    demoteWindowOverflow();
   }
 
  private:
@@ -121,26 +106,16 @@ class WindowLfuPolicy final : public CachePolicy {
       }
     for (ExpertKey k : main) lists_.pushFront(kFirstBucket + counts_.count(k), k);
   }
-  void trimGhosts() {
-    while (lists_.size(kWindowGhosts) + lists_.size(kMainGhosts) > capacity_ / kGhostDivisor) {
-      const int longer =
-          lists_.size(kWindowGhosts) > lists_.size(kMainGhosts) ? kWindowGhosts : kMainGhosts;
-      lists_.remove(*lists_.back(longer));
-    }
-  }
-  void applyWindow() {
-    window_ = std::clamp<size_t>(window_, 1, std::max<size_t>(1, capacity_ - 1));
-    demoteWindowOverflow();
-  }
+  // A window over its size (cache still filling, or the window shrank) hands its oldest keys
+  // to main without a contest: there is room, or the next evictions make it.
   void demoteWindowOverflow() {
-    while (lists_.size(kWindow) > window_) toMain(*lists_.back(kWindow));
+    while (lists_.size(kWindow) > window_.target()) toMain(*lists_.back(kWindow));
   }
 
   KeyLists lists_{kListCount};
+  AdaptiveWindow window_{lists_, kWindowGhosts, kMainGhosts};
   AgedCounts counts_;
   uint64_t bucketsGeneration_ = 0;
-  size_t capacity_ = 0;
-  size_t window_ = 1;
   size_t mainSize_ = 0;  // keys in the buckets
 };
 
