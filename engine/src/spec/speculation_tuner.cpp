@@ -86,7 +86,9 @@ bool SpeculationTuner::allows(DrafterKind kind) const {
 SpeculationSettings SpeculationTuner::draftSettings() const {
   std::lock_guard lock(mutex_);
   SpeculationSettings s = settings_;
-  if (s.mtp == DrafterMode::Auto) s.mtpDepth = tunedMtpDepthLocked();
+  const Drafter& mtp = drafters_[static_cast<size_t>(DrafterKind::Mtp)];
+  const bool probe = mtp.rounds % kDepthProbeEvery == kDepthProbeEvery - 1;
+  if (s.mtp == DrafterMode::Auto && !probe) s.mtpDepth = tunedMtpDepthLocked();
   return s;
 }
 
@@ -114,8 +116,6 @@ void SpeculationTuner::recordDepthLocked(int drafted, int accepted, int produced
 // the depth only comes down on measurement.
 int SpeculationTuner::tunedMtpDepthLocked() const {
   const int most = settings_.mtpDepth;
-  const Drafter& mtp = drafters_[static_cast<size_t>(DrafterKind::Mtp)];
-  if (mtp.rounds % kDepthProbeEvery == kDepthProbeEvery - 1) return most;
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (size_t i = 0; i < 8; ++i) {
     if (depth_.lengthRounds[i] < 2) continue;
