@@ -88,7 +88,12 @@ tier::StoreSettings storeSettings(const MemoryPlan& plan, const MemorySettings& 
   s.policy = tier::defaultCachePolicy();
   if (!m.cachePolicy.empty()) {
     const auto policy = tier::parseCachePolicy(m.cachePolicy);
-    if (!policy) throw Error("unknown cache policy '" + m.cachePolicy + "' (lru, slru, arc, tinylfu, wlfu)");
+    if (!policy) {
+      std::string names;
+      for (tier::CachePolicyKind kind : tier::allCachePolicies())
+        names += (names.empty() ? "" : ", ") + std::string(tier::cachePolicyName(kind));
+      throw Error("unknown cache policy '" + m.cachePolicy + "' (" + names + ")");
+    }
     s.policy = *policy;
   }
   if (m.pageCache && m.io != IoBackend::Buffered)

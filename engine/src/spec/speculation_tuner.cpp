@@ -11,7 +11,8 @@ void validateSpeculationSettings(const SpeculationSettings& s) {
   auto require = [](bool ok, const char* name, const char* range, int value) {
     if (!ok) throw Error(std::string(name) + ": must be " + range + ", got " + std::to_string(value));
   };
-  require(s.mtpDepth >= 1 && s.mtpDepth <= 8, "mtp depth", "in [1, 8]", s.mtpDepth);
+  require(s.mtpDepth >= 1 && s.mtpDepth <= spec::SpeculationTuner::kMaxMtpDepth, "mtp depth",
+          "in [1, 8]", s.mtpDepth);
   require(s.ngramMaxDraft >= 1 && s.ngramMaxDraft <= 32, "n-gram draft length", "in [1, 32]",
           s.ngramMaxDraft);
   require(s.ngramMinMatch >= 1 && s.ngramMinMatch <= 8, "n-gram match length", "in [1, 8]",
@@ -93,8 +94,8 @@ SpeculationSettings SpeculationTuner::draftSettings() const {
 }
 
 void SpeculationTuner::recordDepthLocked(int drafted, int accepted, int produced, double seconds) {
-  const int n = std::clamp(drafted, 1, 8);
-  for (size_t i = 0; i < 8; ++i) {
+  const int n = std::clamp(drafted, 1, kMaxMtpDepth);
+  for (size_t i = 0; i < kMaxMtpDepth; ++i) {
     depth_.reached[i] *= kDepthDecay;
     depth_.kept[i] *= kDepthDecay;
   }
@@ -117,7 +118,7 @@ void SpeculationTuner::recordDepthLocked(int drafted, int accepted, int produced
 int SpeculationTuner::tunedMtpDepthLocked() const {
   const int most = settings_.mtpDepth;
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < 8; ++i) {
+  for (size_t i = 0; i < kMaxMtpDepth; ++i) {
     if (depth_.lengthRounds[i] < 2) continue;
     const double x = static_cast<double>(i + 1), y = depth_.seconds[i];
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;

@@ -43,6 +43,7 @@ class SpeculationTuner {
   std::vector<DrafterStats> stats() const;
 
   static constexpr int kDepthProbeEvery = 16;
+  static constexpr int kMaxMtpDepth = 8;  // SpeculationSettings::mtpDepth's upper bound
 
  private:
   struct Drafter {
@@ -57,9 +58,9 @@ class SpeculationTuner {
   // MTP: per draft position, rounds that verified it and kept it (decayed, recent rounds
   // count most); per draft length, the mean verify time. Index 0 = position / length 1.
   struct DepthStats {
-    std::array<double, 8> reached{}, kept{};
-    std::array<double, 8> seconds{};
-    std::array<int64_t, 8> lengthRounds{};
+    std::array<double, kMaxMtpDepth> reached{}, kept{};
+    std::array<double, kMaxMtpDepth> seconds{};
+    std::array<int64_t, kMaxMtpDepth> lengthRounds{};
   };
   void recordDepthLocked(int drafted, int accepted, int produced, double seconds);
   int tunedMtpDepthLocked() const;

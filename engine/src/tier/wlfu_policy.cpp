@@ -31,10 +31,7 @@ class WindowLfuPolicy final : public CachePolicy {
 
   void insert(ExpertKey key) override {
     syncBuckets();
-    if (window_.isGhost(lists_.listOf(key))) {
-      window_.onMiss(key);
-      demoteWindowOverflow();
-    }
+    if (window_.isGhost(lists_.listOf(key))) window_.onMiss(key);
     lists_.pushFront(kWindow, key);  // throws if already resident
     counts_.increment(key);
     demoteWindowOverflow();
