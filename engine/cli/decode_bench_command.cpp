@@ -66,7 +66,8 @@ int runBenchDecode(const Args& args) {
               static_cast<long long>(r.plan.expertCount));
   std::printf("disk %.2f GB/s (%s; %.2f GB/s while decoding), memory %.2f GB/s\n", r.diskGbps,
               t.io.c_str(), r.decodeReadGbps, r.memGbps);
-  std::printf("decode %.2f tok/s, limit %.2f tok/s, ratio %.2f\n", r.tokS, r.limitTokS, r.ratio);
+  std::printf("decode %.2f tok/s (median step: %.2f tok/s), limit %.2f tok/s, ratio %.2f\n", r.tokS,
+              r.medianTokS, r.limitTokS, r.ratio);
   std::printf("hit rate %.3f (policy %s), read %.1f MiB/token, stall %.1f ms/token, prefetch precision %.2f recall %.2f\n",
               r.hitRate, t.cachePolicy.c_str(), mib(r.bytesReadPerToken), 1e3 * r.stallSecondsPerToken,
               r.prefetchPrecision, r.prefetchRecall);
@@ -82,6 +83,7 @@ int runBenchDecode(const Args& args) {
         {"tok_s", r.tokS},
         {"limit_tok_s", r.limitTokS},
         {"ratio", r.ratio},
+        {"median_tok_s", r.medianTokS},
         {"hit_rate", r.hitRate},
         {"bytes_read_per_token", r.bytesReadPerToken},
         {"stall_s_per_token", r.stallSecondsPerToken},

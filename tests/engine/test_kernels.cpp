@@ -3,8 +3,10 @@
 // arithmetic written out here from the format definition.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "kernels/int_dot.h"
@@ -331,6 +333,50 @@ class TestKernels : public QObject {
           }
           QVERIFY(std::abs(batch[static_cast<size_t>(i) * rows + r] - exact) <= 1e-6 * magnitude + 1e-30);
         }
+    }
+  }
+
+  // matmulMany (several products of one input in one parallel region) gives each output
+  // exactly what matmul() gives alone: every format and both quantized paths, in one call,
+  // with the work below and above the parallel threshold. Outputs start as NaN, so a row no
+  // thread wrote fails too.
+  void manyProductsEqualSeparateProducts_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("n");
+    QTest::newRow("small, one thread") << 9 << 1;
+    // Each product alone stays under kParallelThreshold (one thread), the four together pass it.
+    QTest::newRow("above the parallel threshold together") << 500 << 3;
+  }
+  void manyProductsEqualSeparateProducts() {
+    QFETCH(int, rows);
+    QFETCH(int, n);
+    const int cols = 640;
+    const auto x = randomValues(static_cast<size_t>(n) * cols, 61);
+    std::vector<kernels::Matrix> matrices;
+    matrices.push_back(kernels::Matrix::fromF32(rows, cols, randomValues(size_t(rows) * cols, 62)));
+    matrices.push_back(kernels::Matrix::toBf16(rows + 3, cols, randomValues(size_t(rows + 3) * cols, 63)));
+    for (IntFormat f : {IntFormat::Int8, IntFormat::Int4})
+      matrices.push_back(kernels::Matrix::fromQuantized(quant::quantizeMatrix(
+          randomValues(size_t(rows + 5) * cols, 64).data(), rows + 5, cols, f, 128)));
+    for (const bool integer : {false, true}) {
+      kernels::KernelConfig config;
+      if (integer) config = {true, kernels::intKernels(kernels::bestIntPath())};
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      std::vector<std::vector<float>> together, alone;
+      for (const kernels::Matrix& m : matrices) {
+        together.emplace_back(static_cast<size_t>(n * m.rows()), nan);
+        alone.emplace_back(static_cast<size_t>(n * m.rows()), nan);
+        kernels::matmul(m, x.data(), n, alone.back().data(), config);
+      }
+      kernels::matmulMany({{matrices[0], together[0].data()}, {matrices[1], together[1].data()},
+                           {matrices[2], together[2].data()}, {matrices[3], together[3].data()}},
+                          x.data(), n, config);
+      for (size_t i = 0; i < matrices.size(); ++i) {
+        QVERIFY2(std::none_of(alone[i].begin(), alone[i].end(), [](float v) { return std::isnan(v); }),
+                 "matmul left a row unwritten");
+        QVERIFY2(bitEqual(together[i], alone[i]),
+                 qPrintable(QString("product %1 (integer %2) differs").arg(i).arg(integer)));
+      }
     }
   }
 };

@@ -30,6 +30,9 @@ struct DecodeBenchResult {
   double tokS = 0;
   double limitTokS = 0;
   double ratio = 0;                 // tokS / limitTokS
+  // 1 / the median step time: on a shared machine, steps that another tenant slowed move the
+  // mean (tokS) but not this, so it is the better number for comparing two builds.
+  double medianTokS = 0;
   double hitRate = 0;               // pinned + RAM hits over all experts needed while decoding
   double bytesReadPerToken = 0;
   double stallSecondsPerToken = 0;

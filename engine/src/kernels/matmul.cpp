@@ -5,7 +5,6 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/quant_matmul.h"
 #include "quant/convert.h"
 
 namespace strata::kernels {
@@ -149,34 +148,31 @@ void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, in
 #undef STRATA_LOAD_TAIL
 #undef STRATA_HORIZONTAL_SUM
 
-void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config) {
-  if (w.format() == WeightFormat::Int8 || w.format() == WeightFormat::Int4) {
-    if (config.integerActivations)
-      matmulInteger(w.quantized(), x, n, y, config.intKernels);
-    else
-      matmulDequant(w.quantized(), x, n, y);
-    return;
-  }
-  const int64_t rows = w.rows();
-  const int64_t cols = w.cols();
-  const bool parallel = rows * cols * n >= kParallelThreshold;
-  if (w.format() == WeightFormat::F32) {
-    const float* data = w.f32Data();
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t r = 0; r < rows; ++r) rowTimesInputs(data + r * cols, x, n, cols, rows, y + r);
-    return;
-  }
-  // Narrow formats: widen one row at a time into a per-thread buffer, then reuse it for all
-  // n inputs, so the conversion cost is paid once per weight, not once per token.
-#pragma omp parallel if (parallel)
+void computeRows(std::span<const RowProduct> products) {
+  int64_t work = 0;
+  for (const RowProduct& p : products) work += p.multiplyAdds();
+#pragma omp parallel if (work >= kParallelThreshold)
   {
-    std::vector<float> wr(static_cast<size_t>(cols));
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      w.row(r, wr.data());
-      rowTimesInputs(wr.data(), x, n, cols, rows, y + r);
+    std::vector<float> scratch;  // a widened weight row, reused for every row of the thread
+    for (const RowProduct& p : products) {
+#pragma omp for schedule(static) nowait
+      for (int64_t r = 0; r < p.rows(); ++r) p.computeRow(r, scratch);
     }
   }
+}
+
+void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config) {
+  const RowProduct product(w, x, n, y, config.integerActivations, config.intKernels);
+  computeRows({&product, 1});
+}
+
+void matmulMany(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n,
+                const KernelConfig& config) {
+  std::vector<RowProduct> products;
+  products.reserve(outputs.size());
+  for (const MatmulOutput& o : outputs)
+    products.emplace_back(o.w, x, n, o.y, config.integerActivations, config.intKernels);
+  computeRows(products);
 }
 
 }  // namespace strata::kernels

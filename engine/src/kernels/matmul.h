@@ -2,9 +2,12 @@
 // Dense products against weight matrices. OpenMP-parallel over output rows; callers must not
 // be inside a parallel region.
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 
 #include "kernels/int_dot.h"
 #include "kernels/matrix.h"
+#include "kernels/row_product.h"
 
 namespace strata::kernels {
 
@@ -22,6 +25,20 @@ struct KernelConfig {
 
 // y[n x W.rows] = x[n x W.cols] . W^T
 void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config = {});
+
+// y_i = x . W_i^T for several matrices with the same input, in one parallel region: decode runs
+// hundreds of small products per token, and each fork/join wakes the other threads (a syscall
+// on a virtualized machine). Each y_i is exactly what matmul() gives.
+struct MatmulOutput {
+  const Matrix& w;
+  float* y;
+};
+void matmulMany(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n,
+                const KernelConfig& config = {});
+
+// The rows of every product, split across threads in one parallel region when their work
+// reaches kParallelThreshold.
+void computeRows(std::span<const RowProduct> products);
 
 // yr[i * rows] = wr . x[i] for the n activation rows x[i] (cols values each): one weight row,
 // loaded once, against every input. Multi-versioned for AVX-512 / AVX2 / baseline x86-64.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "kernels/matmul.h"
 #include "model/indexer.h"
@@ -188,23 +189,37 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
 
   // The projections run once for every row of the step (each weight matrix read once, rows
   // computed independently of each other); only the attention itself is per sequence.
-  // 1. q latent (also the indexer's input), eps 1e-6 as in the Hugging Face reference.
+  // The products of x (q latent, kv latent and rope key, the indexer's keys and gates) run in
+  // one parallel region, those of the q latent in another.
   std::vector<float> qLatent(static_cast<size_t>(rows * c.qLoraRank));
-  kernels::matmul(w.qA, x, rows, qLatent.data(), ctx.kernels);
+  std::vector<float> kvA(static_cast<size_t>(rows * (d.latent + d.rope)));
+  std::optional<IndexerProjections> indexer;
+  if (layer.indexer) {
+    indexer.emplace(c, rows);
+    kernels::matmulMany({{w.qA, qLatent.data()}, {w.kvA, kvA.data()},
+                         {layer.indexer->wk, indexer->kRaw.data()},
+                         {layer.indexer->weightsProj, indexer->gates.data()}},
+                        x, rows, ctx.kernels);
+  } else {
+    kernels::matmulMany({{w.qA, qLatent.data()}, {w.kvA, kvA.data()}}, x, rows, ctx.kernels);
+  }
+  // 1. q latent (also the indexer's input), eps 1e-6 as in the Hugging Face reference.
   for (int64_t s = 0; s < rows; ++s) {
     float* row = qLatent.data() + s * c.qLoraRank;
     rmsNorm(row, w.qANorm.data(), c.qLoraRank, 1e-6f, row);
   }
-  // 2. Per-head queries; RoPE on the last qk_rope_head_dim dims of each.
+  // 2. Per-head queries (and the indexer's); RoPE on the last qk_rope_head_dim dims of each.
   std::vector<float> q(static_cast<size_t>(rows * d.heads * d.qk));
-  kernels::matmul(w.qB, qLatent.data(), rows, q.data(), ctx.kernels);
+  if (indexer)
+    kernels::matmulMany({{w.qB, q.data()}, {layer.indexer->wqB, indexer->q.data()}}, qLatent.data(),
+                        rows, ctx.kernels);
+  else
+    kernels::matmul(w.qB, qLatent.data(), rows, q.data(), ctx.kernels);
   for (int64_t s = 0; s < rows; ++s)
     for (int h = 0; h < d.heads; ++h)
       ctx.rope.apply(q.data() + (s * d.heads + h) * d.qk + d.nope, positions[static_cast<size_t>(s)]);
 
   // 3. Latent c (normalized) and the shared rope key, appended to each sequence's cache.
-  std::vector<float> kvA(static_cast<size_t>(rows * (d.latent + d.rope)));
-  kernels::matmul(w.kvA, x, rows, kvA.data(), ctx.kernels);
   for (const SequenceStep& seq : sequences) {
     kv::LayerCache& cache = *seq.cache;
     const int64_t n = seq.batch.count;
@@ -222,7 +237,7 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
 
   // DSA: a full layer selects keys with its own indexer; a shared layer keeps each sequence's
   // selection from its most recent full layer.
-  if (layer.indexer) runIndexer(ctx, *layer.indexer, x, qLatent.data(), rows, sequences);
+  if (indexer) runIndexer(ctx, *layer.indexer, *indexer, sequences);
 
   // 4-7. Attention per sequence, in whichever form is cheaper for its rows.
   const float scale = 1.0f / std::sqrt(static_cast<float>(d.qk));

@@ -53,22 +53,21 @@ std::vector<KeySelection> selectKeys(const ModelContext& ctx, const float* q, co
 
 }  // namespace
 
-void runIndexer(const ModelContext& ctx, const IndexerWeights& w, const float* x,
-                const float* qLatent, int64_t rows, const std::vector<SequenceStep>& sequences) {
+IndexerProjections::IndexerProjections(const ModelConfig& c, int64_t rows)
+    : q(static_cast<size_t>(rows * c.indexNHeads * c.indexHeadDim)),
+      kRaw(static_cast<size_t>(rows * c.indexHeadDim)),
+      gates(static_cast<size_t>(rows * c.indexNHeads)) {}
+
+void runIndexer(const ModelContext& ctx, const IndexerWeights& w, IndexerProjections& projections,
+                const std::vector<SequenceStep>& sequences) {
   const ModelConfig& c = ctx.config;
   const int heads = c.indexNHeads;
   const int dim = c.indexHeadDim;
+  std::vector<float>& q = projections.q;
+  const std::vector<float>& kRaw = projections.kRaw;
+  const std::vector<float>& gates = projections.gates;
 
-  // 1-2. Queries from the q latent, keys from x (LayerNorm before RoPE), for every row of the
-  // step at once; RoPE on the first qk_rope_head_dim dims of each.
-  std::vector<float> q(static_cast<size_t>(rows * heads * dim));
-  kernels::matmul(w.wqB, qLatent, rows, q.data(), ctx.kernels);
-  std::vector<float> kRaw(static_cast<size_t>(rows * dim));
-  kernels::matmul(w.wk, x, rows, kRaw.data(), ctx.kernels);
-  // 3. Per-head gates in f32 (weightsProj is always held in f32).
-  std::vector<float> gates(static_cast<size_t>(rows * heads));
-  kernels::matmul(w.weightsProj, x, rows, gates.data(), ctx.kernels);
-
+  // 1-3. Keys: LayerNorm, then RoPE on the first qk_rope_head_dim dims (as on each query head).
   for (const SequenceStep& seq : sequences) {
     kv::LayerCache& cache = *seq.cache;
     std::vector<float> keys(static_cast<size_t>(seq.batch.count * dim));

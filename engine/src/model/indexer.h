@@ -9,10 +9,19 @@
 
 namespace strata::model {
 
+// The indexer's projections of a step's rows (computed by the attention, together with its own
+// products of the same inputs): queries = q latent . wq_b^T, raw keys = x . wk^T, and per-head
+// gates = x . weights_proj^T in f32 (weights_proj is always held in f32).
+struct IndexerProjections {
+  IndexerProjections(const ModelConfig& config, int64_t rows);
+  std::vector<float> q;      // [rows x index_n_heads x index_head_dim]
+  std::vector<float> kRaw;   // [rows x index_head_dim]
+  std::vector<float> gates;  // [rows x index_n_heads]
+};
+
 // For each sequence of the step: appends its rows' indexer keys to its cache's indexKey and
-// sets its selection to each query's key set. x: normalized attention input [rows x H];
-// qLatent: normalized q latent [rows x q_lora]; the projections run once for all rows.
-void runIndexer(const ModelContext& ctx, const IndexerWeights& w, const float* x,
-                const float* qLatent, int64_t rows, const std::vector<SequenceStep>& sequences);
+// sets its selection to each query's key set (RoPE is applied to `projections.q` in place).
+void runIndexer(const ModelContext& ctx, const IndexerWeights& w, IndexerProjections& projections,
+                const std::vector<SequenceStep>& sequences);
 
 }  // namespace strata::model

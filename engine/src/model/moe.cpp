@@ -54,8 +54,7 @@ void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, floa
   const int64_t width = w.gate.rows();
   std::vector<float> gate(static_cast<size_t>(rows * width));
   std::vector<float> up(static_cast<size_t>(rows * width));
-  kernels::matmul(w.gate, x, rows, gate.data(), kernels);
-  kernels::matmul(w.up, x, rows, up.data(), kernels);
+  kernels::matmulMany({{w.gate, gate.data()}, {w.up, up.data()}}, x, rows, kernels);
   for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
   kernels::matmul(w.down, gate.data(), rows, out, kernels);
 }
@@ -64,10 +63,12 @@ namespace {
 
 // Each selected expert runs once over every row that chose it (one read of its weights per
 // batch, which is what makes streaming experts from disk viable). The experts already in memory
-// run first, while the source reads the others.
+// run first, while the source reads the others. The shared experts (`shared`, may be null;
+// always resident) go to `sharedOut`, computed while the routed ones load.
 void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
                 const std::vector<RoutingDecision>& routes, const float* x, int64_t count,
-                float* out, const std::function<void()>& whileReading) {
+                float* out, const std::function<void()>& whileReading,
+                const FeedForwardWeights* shared, std::vector<float>& sharedOut) {
   const ModelConfig& c = ctx.config;
   const int64_t hidden = c.hiddenSize;
   std::vector<std::vector<std::pair<int64_t, float>>> users(static_cast<size_t>(c.nRoutedExperts));
@@ -98,15 +99,24 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   };
   // Decode: one expert per thread (a single token's expert is too small to split well, and
   // one parallel region per batch of experts instead of three per expert saves the fork/join
-  // cost). Batches of many tokens split each expert's matmuls across threads instead.
+  // cost). The shared expert is one more such task in the first batch: three regions fewer
+  // per layer, where waking the other threads costs more than splitting its matmuls saves.
+  // Batches of many tokens split each expert's matmuls across threads instead.
   const int64_t expertWork = 3 * hidden * c.moeIntermediateSize * count;  // multiply-adds
   const bool perThread = count <= 4 && omp_get_max_threads() > 1 &&
                          expertWork * static_cast<int64_t>(needed.size()) >= kernels::kParallelThreshold;
+  if (shared) sharedOut.resize(static_cast<size_t>(count * hidden));
+  auto computeShared = [&] { feedForward(*shared, x, count, sharedOut.data(), ctx.kernels); };
+  bool sharedPending = shared != nullptr;
+  if (sharedPending && !perThread) {
+    computeShared();
+    sharedPending = false;
+  }
   std::vector<size_t> pending(needed.size());
   for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   std::vector<size_t> batch;
   std::vector<ExpertHandle> handles;
-  while (!pending.empty()) {
+  while (!pending.empty() || sharedPending) {
     batch.clear();
     handles.clear();
     for (size_t k = 0; k < pending.size();) {
@@ -118,14 +128,21 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
         ++k;
       }
     }
-    if (batch.empty()) {  // nothing in memory yet: wait for the first one
+    if (batch.empty() && !sharedPending) {  // nothing in memory yet: wait for the first one
       batch.push_back(pending.front());
       handles.push_back(experts.get(layer, needed[pending.front()]));
       pending.erase(pending.begin());
     }
-    const int64_t n = static_cast<int64_t>(batch.size());
+    const auto routed = static_cast<int64_t>(batch.size());
+    const int64_t n = routed + (sharedPending ? 1 : 0);  // the shared expert is task `routed`
 #pragma omp parallel for schedule(dynamic, 1) if (perThread && n > 1)
-    for (int64_t b = 0; b < n; ++b) compute(batch[static_cast<size_t>(b)], *handles[static_cast<size_t>(b)]);
+    for (int64_t b = 0; b < n; ++b) {
+      if (b == routed)
+        computeShared();
+      else
+        compute(batch[static_cast<size_t>(b)], *handles[static_cast<size_t>(b)]);
+    }
+    sharedPending = false;
   }
   for (size_t i = 0; i < needed.size(); ++i) {
     const auto& rows = users[static_cast<size_t>(needed[i])];
@@ -174,18 +191,14 @@ std::vector<RoutingDecision> runMlp(const ModelContext& ctx, const LayerWeights&
   }
   const std::vector<RoutingDecision> routes = routeRows(c, layer.router, x, count);
   std::fill(out, out + count * c.hiddenSize, 0.0f);
-  // While this layer's missing experts load: predict the next layer's and queue them behind,
-  // then run the shared experts (always resident).
-  std::vector<float> shared;
+  // While this layer's missing experts load: predict the next layer's and queue them behind.
   auto whileReading = [&] {
     if (next && residual && experts.wantsPrediction())
       experts.prefetch(next->index, predictExperts(c, *next, residual, count), /*predicted=*/true);
-    if (layer.sharedExperts) {
-      shared.resize(static_cast<size_t>(count * c.hiddenSize));
-      feedForward(*layer.sharedExperts, x, count, shared.data(), ctx.kernels);
-    }
   };
-  runExperts(ctx, layer.index, experts, routes, x, count, out, whileReading);
+  std::vector<float> shared;
+  runExperts(ctx, layer.index, experts, routes, x, count, out, whileReading,
+             layer.sharedExperts ? &*layer.sharedExperts : nullptr, shared);
   for (size_t i = 0; i < shared.size(); ++i) out[i] += shared[i];
   return routes;
 }

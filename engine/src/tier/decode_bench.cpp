@@ -187,11 +187,17 @@ DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
   const TierCounters before = engine->tierSnapshot().counters;
   say("decoding " + std::to_string(options.tokens) + " tokens");
   start = Clock::now();
+  std::vector<double> stepSeconds;
   for (int i = 0; i < options.tokens; ++i) {
+    const auto stepStart = Clock::now();
     logits = session->append(std::vector<int32_t>{next}).logits;
     next = argmax(logits);
+    stepSeconds.push_back(secondsSince(stepStart));
   }
   const double seconds = secondsSince(start);
+  std::nth_element(stepSeconds.begin(), stepSeconds.begin() + static_cast<std::ptrdiff_t>(stepSeconds.size() / 2),
+                   stepSeconds.end());
+  r.medianTokS = stepSeconds.empty() ? 0.0 : 1.0 / stepSeconds[stepSeconds.size() / 2];
   r.tiers = engine->tierSnapshot();
   // What the app pays to poll the tiers (10 times a second while decoding).
   r.snapshotSeconds = medianSeconds(21, [&] { (void)engine->tierSnapshot(); });
