@@ -197,8 +197,6 @@ CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSetti
               "expected an object, not " + std::string(kwargs->type_name()));
     r.enableThinking = boolean(*kwargs, "enable_thinking", true);
   }
-  // The grammar shapes the whole reply, which leaves no room for thinking first.
-  if (r.generate.grammar) r.enableThinking = false;
   return r;
 }
 

@@ -1,6 +1,6 @@
 // strata-cli run / chat with --grammar and --json-schema: a bad grammar or schema file is a
 // clear error (exit status 1, the file, line and column or schema path named) before the model
-// opens; a grammar constrains the answer of the bundled tiny model.
+// opens; a grammar constrains the answer of the bundled tiny model, after its free thinking.
 #include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -77,15 +77,42 @@ class TestGrammarCli : public QObject {
     QVERIFY2(both.err.contains("not both"), qPrintable(both.err));
   }
 
-  // Needs the session to apply GenerateOptions::grammar.
+  // Needs the session to apply GenerateOptions::grammar. With --no-think the grammar shapes
+  // the whole reply.
   void grammarConstrainsTheAnswer() {
     QTemporaryDir dir;
     const QString g = writeFile(dir, "yesno.gbnf", "root ::= (\"yes\" | \"no\") \".\"\n");
-    const CliRun r = runCli({"run", "--model", tinyModel(), "--prompt", "Is Paris in France?",
-                             "--grammar", g, "--temperature", "0", "--max-new", "16"});
+    const CliRun r =
+        runCli({"run", "--model", tinyModel(), "--prompt", "Is Paris in France?", "--grammar", g,
+                "--temperature", "0", "--max-new", "16", "--no-think"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out == "yes.\n" || r.out == "no.\n", r.out.constData());
-    QVERIFY2(!r.err.contains("thinking:"), qPrintable(r.err));  // no room for thinking
+    QVERIFY2(!r.err.contains("thinking:"), qPrintable(r.err));
+  }
+
+  // Thinking stays on with a grammar: the model thinks freely (shown apart, on stderr) and
+  // the grammar shapes only the answer after `</think>`.
+  void grammarStartsAfterThinking() {
+    QTemporaryDir dir;
+    const QString file = writeFile(dir, "schema.json", kSchema);
+    const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(kSchema.toStdString());
+    const CliRun r = runCli({"run", "--model", tinyModel(), "--prompt",
+                             "Tell me about Paris as JSON.", "--json-schema", file,
+                             "--temperature", "0", "--max-new", "96"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("thinking:"), qPrintable(r.err));
+    const int thoughtAt = r.err.indexOf("thinking:");
+    QVERIFY2(!r.err.mid(thoughtAt, r.err.indexOf('\n', thoughtAt) - thoughtAt).contains('{'),
+             qPrintable(r.err));  // the thinking itself is free text, not the schema's JSON
+    nlohmann::ordered_json answer;
+    try {
+      answer = nlohmann::ordered_json::parse(r.out.toStdString());
+    } catch (const std::exception&) {
+      QFAIL(qPrintable("not JSON: " + QString::fromUtf8(r.out)));
+    }
+    const std::string why = json_schema_check::check(answer, schema, schema);
+    QVERIFY2(why.empty(),
+             qPrintable(QString::fromUtf8(r.out) + ": " + QString::fromStdString(why)));
   }
 
   // Needs the session to apply GenerateOptions::grammar.
@@ -96,7 +123,7 @@ class TestGrammarCli : public QObject {
     for (const char* seed : {"1", "2", "3"}) {
       const CliRun r = runCli({"run", "--model", tinyModel(), "--prompt",
                                "What is the capital of France? Answer in JSON.", "--json-schema",
-                               file, "--temperature", "0.8", "--seed", seed, "--max-new", "64"});
+                               file, "--temperature", "0.8", "--seed", seed, "--max-new", "160"});
       QVERIFY2(r.exitCode == 0, qPrintable(r.err));
       nlohmann::ordered_json answer;
       try {
@@ -115,7 +142,8 @@ class TestGrammarCli : public QObject {
     QTemporaryDir dir;
     const QString g = writeFile(dir, "yesno.gbnf", "root ::= \"yes\" | \"no\"");
     const CliRun r = runCli(
-        {"chat", "--model", tinyModel(), "--grammar", g, "--temperature", "0", "--max-new", "8"},
+        {"chat", "--model", tinyModel(), "--grammar", g, "--temperature", "0", "--max-new", "8",
+         "--no-think"},
         "Is water wet?\nIs fire cold?\n");
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const QStringList lines = QString::fromUtf8(r.out).split('\n', Qt::SkipEmptyParts);

@@ -5,6 +5,7 @@
 // that the MTP head of the bundled model really predicts (acceptance far above chance).
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -141,6 +142,54 @@ class TestSpeculation : public QObject {
     QVERIFY(nlohmann::json::parse(b.text).contains("city"));
     QVERIFY2(b.speculation.forwards < a.speculation.forwards,
              qPrintable(QString("%1 vs %2 passes").arg(b.speculation.forwards).arg(a.speculation.forwards)));
+  }
+
+  // GenerateOptions::grammarAfterToken = `</think>`: the thinking is exactly what unconstrained
+  // decoding writes, the answer after it follows the grammar, and the drafters (grammar drafts
+  // only once the grammar is in force) change nothing.
+  void grammarStartsAfterThinking() {
+    auto plain = openTiny(only("none"));
+    SpeculationSettings all;
+    all.mtp = all.ngram = all.grammar = DrafterMode::On;
+    auto spec = openTiny(all);
+    ChatOptions chat;
+    chat.addGenerationPrompt = true;
+    chat.enableThinking = true;  // the prompt ends inside <think>
+    const auto messages = parseChatMessages(nlohmann::ordered_json::parse(
+        R"([{"role": "user", "content": "Tell me about Paris as JSON."}])"));
+    const auto prompt = plain->tokenizer()->encode(renderGlmChat(messages, {}, chat));
+    const int32_t close = plain->tokenizer()->tokenId("</think>").value();
+
+    GenerateOptions free = options(0, 60);
+    free.ignoreEos = false;
+    const GenerateResult unconstrained = plain->newSession()->generate(prompt, free);
+    const auto freeClose = std::find(unconstrained.tokens.begin(), unconstrained.tokens.end(), close);
+    QVERIFY2(freeClose != unconstrained.tokens.end(), "the tiny model did not close its thinking");
+    QVERIFY2(freeClose != unconstrained.tokens.begin(), "the tiny model did not think");
+
+    GenerateOptions o = free;
+    o.grammar = Grammar::fromJsonSchema(R"({"type": "object", "properties": {"name": {"type": "string"},
+        "city": {"type": "string"}}, "required": ["name", "city"], "additionalProperties": false})");
+    o.grammarAfterToken = close;
+    const GenerateResult a = plain->newSession()->generate(prompt, o);
+    const auto thinkEnd = std::find(a.tokens.begin(), a.tokens.end(), close);
+    QVERIFY(thinkEnd != a.tokens.end());
+    QCOMPARE(std::vector<int32_t>(a.tokens.begin(), thinkEnd + 1),
+             std::vector<int32_t>(unconstrained.tokens.begin(), freeClose + 1));
+    const std::string thinking = plain->tokenizer()->decode(std::vector<int32_t>(a.tokens.begin(), thinkEnd));
+    QVERIFY2(thinking.find('{') != 0, thinking.c_str());  // text the grammar would not allow
+    const std::string answer = a.text.substr(a.text.find("</think>") + std::string("</think>").size());
+    const auto json = nlohmann::json::parse(answer, nullptr, false);
+    QVERIFY2(json.is_object() && json.contains("name") && json.contains("city"), answer.c_str());
+    QCOMPARE(a.finishReason, std::string("stop"));
+
+    const GenerateResult b = spec->newSession()->generate(prompt, o);
+    QCOMPARE(b.tokens, a.tokens);
+    QVERIFY(b.speculation.accepted > 0);
+
+    GenerateOptions bad = o;
+    bad.grammarAfterToken = plain->info().vocabSize;
+    QVERIFY_THROWS_EXCEPTION(Error, (void)plain->newSession()->generate(prompt, bad));
   }
 
   // After speculative generation the saved KV cache is byte-for-byte what plain decoding

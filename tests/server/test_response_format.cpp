@@ -81,7 +81,7 @@ class TestResponseFormat : public QObject {
     const auto object =
         parseChatCompletionRequest(chatBody({{"type", "json_object"}}), settings(), 1);
     QVERIFY(object.generate.grammar);
-    QVERIFY(!object.enableThinking);  // the grammar covers the whole reply
+    QVERIFY(object.enableThinking);  // the server starts the grammar after the thinking
     QVERIFY(accepts(object.generate.grammar, "{\"any\": [\"thing\", 1]}"));
     QVERIFY(!accepts(object.generate.grammar, "[1]"));
 
@@ -117,7 +117,7 @@ class TestResponseFormat : public QObject {
 
     const auto required = parseChatCompletionRequest(toolBody("required"), settings(), 1);
     QVERIFY(required.generate.grammar);
-    QVERIFY(!required.enableThinking);
+    QVERIFY(required.enableThinking);
     QVERIFY(accepts(required.generate.grammar, weather));
     QVERIFY(acceptsTokens(required.generate.grammar, weather));  // the tags' special tokens
     QVERIFY(accepts(required.generate.grammar, weather + time));

@@ -1,6 +1,6 @@
 // strata-cli serve with response_format over HTTP: a schema the grammar engine refuses is a 400
 // naming the schema path; with the bundled tiny model, chat and streamed text completions
-// under a JSON schema return JSON that parses and validates.
+// under a JSON schema return JSON that parses and validates, chat replies after free thinking.
 #include <QJsonArray>
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -81,6 +81,27 @@ class TestServeGrammar : public QObject {
       QVERIFY2(why.isEmpty(), qPrintable(why + " in " + QString::fromUtf8(r.body)));
       QCOMPARE(choice.value("finish_reason").toString(), QString("stop"));
     }
+  }
+
+  // Thinking stays on under a schema: the reasoning comes back apart and free (the schema
+  // would not allow its first character), the content follows the schema. Needs the server to
+  // start the grammar after `</think>`.
+  void reasoningComesFirstThenTheSchema() {
+    const QJsonObject body{
+        {"model", "strata-tiny"},
+        {"messages",
+         QJsonArray{QJsonObject{{"role", "user"}, {"content", "Tell me about Paris as JSON."}}}},
+        {"response_format", schemaFormat(kSchema)},
+        {"temperature", 0},
+        {"max_tokens", 80}};
+    const HttpResponse r = postJson(server_.port, "/v1/chat/completions", body);
+    QCOMPARE(r.status, 200);
+    const QJsonObject message =
+        r.json().value("choices").toArray().at(0).toObject().value("message").toObject();
+    const QString reasoning = message.value("reasoning_content").toString();
+    QVERIFY2(!reasoning.trimmed().isEmpty() && !reasoning.trimmed().startsWith("{"), r.body.constData());
+    const QString why = validates(message.value("content").toString(), kSchema);
+    QVERIFY2(why.isEmpty(), qPrintable(why + " in " + QString::fromUtf8(r.body)));
   }
 
   // Needs the session to apply GenerateOptions::grammar.

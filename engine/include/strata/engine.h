@@ -83,6 +83,11 @@ struct GenerateOptions {
   // Constrained output: only tokens the grammar allows are sampled, and an end token only
   // once the grammar is complete (strata/grammar.h). Needs the model's tokenizer.
   std::shared_ptr<const Grammar> grammar;
+  // With a grammar: the token after which it applies (a reasoning model's `</think>`: the
+  // thinking stays free, the answer follows the grammar); until then end-of-sequence ids are
+  // held back, so every reply reaches its constrained part. -1: the grammar applies from the
+  // first token.
+  int32_t grammarAfterToken = -1;
   // Evaluate the context's new tokens in steps of at most this many (0: one step). With
   // sessions batched (EngineSettings::batchSessions) other sessions keep decoding between the
   // chunks, and a cancel is seen between them.

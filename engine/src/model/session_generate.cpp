@@ -53,6 +53,10 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     throw Error("generate: stop strings need the model's tokenizer.json");
   if (options.grammar && (tokenizer_ == nullptr || !env_.grammarVocabulary))
     throw Error("generate: a grammar needs the model's tokenizer.json");
+  const int vocab = transformer_.config().vocabSize;
+  if (options.grammarAfterToken < -1 || options.grammarAfterToken >= vocab)
+    throw Error("generate: grammarAfterToken " + std::to_string(options.grammarAfterToken) +
+                " is not a token of this model (vocabulary " + std::to_string(vocab) + ")");
   Sampler sampler(options.sampling);
   Sampler draftSampler(draftParams(options.sampling));
   const std::vector<int>& eosIds = transformer_.config().eosTokenIds;
@@ -60,6 +64,8 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
                                                     : std::vector<int32_t>(eosIds.begin(), eosIds.end()));
   std::optional<GrammarMatcher> grammar;
   if (options.grammar) grammar.emplace(options.grammar, env_.grammarVocabulary());
+  // The grammar in force: from the start, or once grammarAfterToken has been generated.
+  GrammarMatcher* active = grammar && options.grammarAfterToken < 0 ? &*grammar : nullptr;
   const bool feedMtp = mtp_ && env_.speculation && env_.speculation->settings().mtp != DrafterMode::Off;
   // Hidden rows kept for the MTP layer: all of them while it drafts, a recent window while the
   // tuner has it paused (a probe then starts from that window instead of the whole backlog).
@@ -103,7 +109,6 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     if (options.onPrefillProgress) options.onPrefillProgress(cache_.length(), static_cast<int64_t>(context.size()));
   }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
-  const int vocab = transformer_.config().vocabSize;
   std::optional<Tokenizer::StreamDecoder> decoder;
   if (tokenizer_) decoder.emplace(*tokenizer_);
   std::vector<int32_t> history(context.begin(), context.end());
@@ -119,7 +124,8 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     result.tokens.push_back(token);
     history.push_back(token);
     if (onToken) onToken(token);
-    const bool grammarDone = grammar && grammar->finished();
+    if (grammar && !active && token == options.grammarAfterToken) active = &*grammar;
+    const bool grammarDone = active && active->finished();
     emitText(stops.push(token, decoder ? decoder->push(token) : std::string()));
     if (stops.stopped() || grammarDone) {
       if (!stops.stopped()) emitText(stops.finish());
@@ -143,14 +149,19 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
   auto constrained = [&](const float* row) -> std::span<const float> {
     if (!grammar) return {row, static_cast<size_t>(vocab)};
     masked.assign(row, row + vocab);
-    grammar->mask(masked);
+    if (!active) {  // free text before the grammar starts, but no end yet
+      for (const int eos : eosIds)
+        if (eos >= 0 && eos < vocab) masked[static_cast<size_t>(eos)] = -std::numeric_limits<float>::infinity();
+      return masked;
+    }
+    active->mask(masked);
     if (std::all_of(masked.begin(), masked.end(),
                     [](float l) { return l == -std::numeric_limits<float>::infinity(); }))
       throw Error("generate: the grammar allows no token here (it needs an end token the model lacks, or text the vocabulary cannot spell)");
     return masked;
   };
   auto accept = [&](int32_t token) {
-    if (grammar && !grammar->accept(token))
+    if (active && !active->accept(token))
       throw Error("generate: token " + std::to_string(token) + " was sampled against the grammar");
   };
 
@@ -161,7 +172,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     const auto roundStart = Clock::now();
     const int64_t before = cache_.length();  // `next` goes here
     const int budget = options.maxNewTokens - static_cast<int>(result.tokens.size());
-    auto [kind, draft] = chooseDraft(history, budget - 1, grammar ? &*grammar : nullptr, draftSampler);
+    auto [kind, draft] = chooseDraft(history, budget - 1, active, draftSampler);
     const auto drafted = static_cast<int>(draft.tokens.size());
     std::vector<int32_t> batch{next};
     batch.insert(batch.end(), draft.tokens.begin(), draft.tokens.end());
