@@ -379,6 +379,38 @@ class TestKernels : public QObject {
       }
     }
   }
+
+  // addScaledRow (attention's weighted sums of cached latents): each output gains its own
+  // scale times the row, read with the given scale stride, whatever the width (vector tails)
+  // and output count; outputs past n are left alone.
+  void addScaledRowMatchesDefinition_data() {
+    QTest::addColumn<int>("cols");
+    QTest::addColumn<int>("n");
+    for (int cols : {1, 15, 16, 64, 77, 256, 512})
+      for (int n : {1, 4, 7}) QTest::addRow("cols %d n %d", cols, n) << cols << n;
+  }
+  void addScaledRowMatchesDefinition() {
+    QFETCH(int, cols);
+    QFETCH(int, n);
+    const int stride = 3;  // scale i at scales[3 i]
+    const auto row = randomValues(static_cast<size_t>(cols), 71);
+    const auto scales = randomValues(static_cast<size_t>(n * stride), 72);
+    const auto start = randomValues(static_cast<size_t>((n + 1) * cols), 73);
+    std::vector<float> out = start;
+    kernels::addScaledRow(row.data(), scales.data(), stride, n, cols, out.data());
+    for (int i = 0; i <= n; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const size_t at = static_cast<size_t>(i) * cols + j;
+        if (i == n) {
+          QCOMPARE(out[at], start[at]);
+          continue;
+        }
+        const double exact = double(start[at]) + double(scales[i * stride]) * row[j];
+        const double magnitude = std::abs(double(start[at])) + std::abs(double(scales[i * stride]) * row[j]);
+        QVERIFY2(std::abs(out[at] - exact) <= 1e-6 * magnitude + 1e-30,
+                 qPrintable(QString("output %1, column %2: %3, expected %4").arg(i).arg(j).arg(out[at]).arg(exact)));
+      }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestKernels)

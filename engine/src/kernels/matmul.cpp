@@ -148,6 +148,18 @@ void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, in
 #undef STRATA_LOAD_TAIL
 #undef STRATA_HORIZONTAL_SUM
 
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void addScaledRow(const float* __restrict row, const float* scales, int64_t scaleStride, int64_t n,
+                  int64_t cols, float* __restrict out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float s = scales[i * scaleStride];
+    float* __restrict o = out + i * cols;
+    for (int64_t j = 0; j < cols; ++j) o[j] += s * row[j];
+  }
+}
+
 void computeRows(std::span<const RowProduct> products) {
   int64_t work = 0;
   for (const RowProduct& p : products) work += p.multiplyAdds();

@@ -44,6 +44,12 @@ void computeRows(std::span<const RowProduct> products);
 // loaded once, against every input. Multi-versioned for AVX-512 / AVX2 / baseline x86-64.
 void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows, float* yr);
 
+// out[i * cols + j] += scales[i * scaleStride] * row[j] for the n outputs i: one row, loaded
+// once, added into several accumulators (attention's weighted sums of cached latents).
+// Multi-versioned like rowTimesInputs.
+void addScaledRow(const float* row, const float* scales, int64_t scaleStride, int64_t n,
+                  int64_t cols, float* out);
+
 // Dot product of two f32 vectors.
 inline float dot(const float* a, const float* b, int64_t len) {
   float sum = 0.0f;

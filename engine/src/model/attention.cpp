@@ -128,50 +128,75 @@ class RowKeys {
 };
 
 // §3.5: fold W_UK into the query and W_UV into the output, attending over latents directly.
+// A few heads at a time meet each cached key, loaded once (the heads of a row share its keys):
+// a long context makes this the largest part of a decode step's arithmetic, so it runs in the
+// multi-versioned kernels rather than in this file's baseline x86-64 code.
 void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache,
                     const float* q, const TokenBatch& batch,
                     const std::vector<KeySelection>& selection, float scale, float* o) {
+  constexpr int kHeadGroup = 4;  // rowTimesInputs takes four inputs per pass over a key
   const float* wkvb = kvB.f32Data();  // kvB is always held in f32 (weights.h)
   const int64_t rowsPerHead = d.nope + d.v;
   const int64_t keys = batch.start + batch.count;
+  const int groups = (d.heads + kHeadGroup - 1) / kHeadGroup;
   const bool parallel =
       batch.count * d.heads * (keys + rowsPerHead) * d.latent >= kernels::kParallelThreshold;
 #pragma omp parallel if (parallel)
   {
-    std::vector<float> logits(static_cast<size_t>(keys));
-    std::vector<float> qLatent(static_cast<size_t>(d.latent));
-    std::vector<float> oLatent(static_cast<size_t>(d.latent));
+    // Per head of the group: its logits over the keys, its latent query and rope query, its
+    // latent output.
+    std::vector<float> logits(static_cast<size_t>(kHeadGroup * keys));
+    std::vector<float> ropeLogits(static_cast<size_t>(kHeadGroup * keys));
+    std::vector<float> qLatent(static_cast<size_t>(kHeadGroup * d.latent));
+    std::vector<float> qRope(static_cast<size_t>(kHeadGroup * d.rope));
+    std::vector<float> oLatent(static_cast<size_t>(kHeadGroup * d.latent));
     RowKeys rowKeys(cache);
 #pragma omp for collapse(2) schedule(dynamic)
     for (int64_t s = 0; s < batch.count; ++s) {
-      for (int h = 0; h < d.heads; ++h) {
-        const float* qh = q + (s * d.heads + h) * d.qk;
-        const float* wUK = wkvb + h * rowsPerHead * d.latent;  // [nope x latent]
-        const float* wUV = wUK + int64_t{d.nope} * d.latent;   // [v x latent]
-        // q~ = W_UK^T q_nope
+      for (int g = 0; g < groups; ++g) {
+        const int first = g * kHeadGroup;
+        const int heads = std::min(kHeadGroup, d.heads - first);
+        // q~ = W_UK^T q_nope for each head: a sum of W_UK's rows weighted by q_nope.
         std::fill(qLatent.begin(), qLatent.end(), 0.0f);
-        for (int i = 0; i < d.nope; ++i)
-          for (int j = 0; j < d.latent; ++j) qLatent[j] += qh[i] * wUK[i * d.latent + j];
+        for (int k = 0; k < heads; ++k) {
+          const float* qh = q + (s * d.heads + first + k) * d.qk;
+          const float* wUK = wkvb + (first + k) * rowsPerHead * d.latent;  // [nope x latent]
+          for (int i = 0; i < d.nope; ++i)
+            kernels::addScaledRow(wUK + i * d.latent, qh + i, 0, 1, d.latent,
+                                  qLatent.data() + k * d.latent);
+          std::copy(qh + d.nope, qh + d.qk, qRope.begin() + k * d.rope);
+        }
 
         const KeySelection& sel = selection[static_cast<size_t>(s)];
         rowKeys.prepare(s, sel, batch.visibleKeys(s));
         int64_t len = 0;
         forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-          const float* c = rowKeys.latent(len, t);
-          const float* kpe = rowKeys.rope(len, t);
-          logits[len++] = (kernels::dot(qLatent.data(), c, d.latent) +
-                           kernels::dot(qh + d.nope, kpe, d.rope)) * scale;
+          kernels::rowTimesInputs(rowKeys.latent(len, t), qLatent.data(), heads, d.latent, keys,
+                                  logits.data() + len);
+          kernels::rowTimesInputs(rowKeys.rope(len, t), qRope.data(), heads, d.rope, keys,
+                                  ropeLogits.data() + len);
+          ++len;
         });
-        softmax(logits.data(), len);
         std::fill(oLatent.begin(), oLatent.end(), 0.0f);
+        for (int k = 0; k < heads; ++k) {
+          float* headLogits = logits.data() + k * keys;
+          const float* headRope = ropeLogits.data() + k * keys;
+          for (int64_t i = 0; i < len; ++i) headLogits[i] = (headLogits[i] + headRope[i]) * scale;
+          softmax(headLogits, len);
+        }
         int64_t i = 0;
         forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-          const float* c = rowKeys.latent(i, t);
-          const float p = logits[i++];
-          for (int j = 0; j < d.latent; ++j) oLatent[j] += p * c[j];
+          kernels::addScaledRow(rowKeys.latent(i, t), logits.data() + i, keys, heads, d.latent,
+                                oLatent.data());
+          ++i;
         });
-        float* oh = o + (s * d.heads + h) * d.v;
-        for (int j = 0; j < d.v; ++j) oh[j] = kernels::dot(wUV + j * d.latent, oLatent.data(), d.latent);
+        for (int k = 0; k < heads; ++k) {
+          const float* wUV = wkvb + ((first + k) * rowsPerHead + d.nope) * d.latent;  // [v x latent]
+          float* oh = o + (s * d.heads + first + k) * d.v;
+          for (int j = 0; j < d.v; ++j)
+            kernels::rowTimesInputs(wUV + j * d.latent, oLatent.data() + k * d.latent, 1,
+                                    d.latent, 1, oh + j);
+        }
       }
     }
   }
