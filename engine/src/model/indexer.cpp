@@ -9,9 +9,13 @@ namespace strata::model {
 
 namespace {
 
-// Scores every visible key of one sequence for each of its queries and keeps the top k.
+// Scores every visible key of one sequence for each of its queries and keeps the top k. Each
+// key meets all of a query's heads at once (loaded once, in the multi-versioned row kernel),
+// and a query's keys are split across threads in blocks: at long contexts this runs over
+// every cached key of every full layer at every step.
 std::vector<KeySelection> selectKeys(const ModelContext& ctx, const float* q, const float* gates,
                                      const TokenBatch& batch, const kv::LayerCache& cache) {
+  constexpr int64_t kBlock = 64;  // keys per task
   const ModelConfig& c = ctx.config;
   const int64_t n = batch.count;
   const int heads = c.indexNHeads;
@@ -24,29 +28,34 @@ std::vector<KeySelection> selectKeys(const ModelContext& ctx, const float* q, co
   std::vector<KeySelection> selection(static_cast<size_t>(n));
   std::vector<float> widened;  // a 16-bit cache's keys as f32
   const float* keys = cache.indexKey.rowsF32(0, cache.indexKey.rows(), widened);
-  const bool parallel = n * batch.visibleKeys(n - 1) * heads * dim >= kernels::kParallelThreshold;
-#pragma omp parallel if (parallel)
-  {
-    std::vector<float> scores;
-#pragma omp for schedule(dynamic)
-    for (int64_t s = 0; s < n; ++s) {
-      const int64_t visible = batch.visibleKeys(s);
-      if (ctx.options.denseAttention || visible <= c.indexTopk) continue;
-      scores.assign(static_cast<size_t>(visible), 0.0f);
-      const float* qs = q + s * heads * dim;
-      const float* gs = gates + s * heads;
-      for (int64_t t = 0; t < visible; ++t) {
-        float score = 0.0f;
-        for (int h = 0; h < heads; ++h) {
-          const float d = kernels::dot(qs + h * dim, keys + t * dim, dim) * dotScale;
-          score += gs[h] * gateScale * std::max(d, 0.0f);
+  std::vector<float> scores;
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t visible = batch.visibleKeys(s);
+    if (ctx.options.denseAttention || visible <= c.indexTopk) continue;
+    scores.resize(static_cast<size_t>(visible));
+    const float* qs = q + s * heads * dim;
+    const float* gs = gates + s * heads;
+    const int64_t blocks = (visible + kBlock - 1) / kBlock;
+#pragma omp parallel if (visible * heads * dim >= kernels::kParallelThreshold)
+    {
+      std::vector<float> dots(static_cast<size_t>(heads * kBlock));  // [head][key of the block]
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t first = b * kBlock;
+        const int64_t count = std::min(kBlock, visible - first);
+        for (int64_t t = 0; t < count; ++t)
+          kernels::rowTimesInputs(keys + (first + t) * dim, qs, heads, dim, kBlock, dots.data() + t);
+        for (int64_t t = 0; t < count; ++t) {
+          float score = 0.0f;
+          for (int h = 0; h < heads; ++h)
+            score += gs[h] * gateScale * std::max(dots[static_cast<size_t>(h * kBlock + t)] * dotScale, 0.0f);
+          scores[static_cast<size_t>(first + t)] = score;
         }
-        scores[static_cast<size_t>(t)] = score;
       }
-      std::vector<int> best = topkIndices(scores.data(), static_cast<int>(visible), c.indexTopk);
-      std::sort(best.begin(), best.end());
-      selection[static_cast<size_t>(s)] = {false, std::vector<int32_t>(best.begin(), best.end())};
     }
+    std::vector<int> best = topkIndices(scores.data(), static_cast<int>(visible), c.indexTopk);
+    std::sort(best.begin(), best.end());
+    selection[static_cast<size_t>(s)] = {false, std::vector<int32_t>(best.begin(), best.end())};
   }
   return selection;
 }
