@@ -80,15 +80,7 @@ ConversationSetup setUp(const Args& args) {
   validateSamplingParams(p);
   s.generate.maxNewTokens = parseInt(args.get("max-new", "512"), "--max-new");
   s.chat.addGenerationPrompt = true;
-  s.chat.enableThinking = !args.has("no-think");
-  // With a grammar the reply thinks first, freely; the grammar starts after `</think>` (a
-  // vocabulary without that token cannot think apart, so thinking is off).
-  if (s.generate.grammar && s.chat.enableThinking) {
-    if (const std::optional<int32_t> close = s.engine->tokenizer()->tokenId("</think>"))
-      s.generate.grammarAfterToken = *close;
-    else
-      s.chat.enableThinking = false;
-  }
+  s.chat.enableThinking = thinkBeforeGrammar(s.engine->tokenizer(), !args.has("no-think"), s.generate);
   s.system = args.get("system", "");
   return s;
 }

@@ -91,18 +91,10 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
   AdmittedCompletion c;
   c.request = chat ? parseChatCompletionRequest(body, settings_, freshSeed())
                    : parseCompletionRequest(body, settings_, freshSeed());
-  const Tokenizer* tokenizer = engine_.tokenizer();
-  if (!tokenizer) throw ApiError(500, "the model has no tokenizer.json", "", "no_tokenizer");
-  // A constrained chat reply thinks first, freely: the grammar starts after `</think>` (a
-  // vocabulary without that token cannot think apart, so thinking is off).
-  if (chat && c.request.generate.grammar && c.request.enableThinking) {
-    if (const std::optional<int32_t> close = tokenizer->tokenId("</think>"))
-      c.request.generate.grammarAfterToken = *close;
-    else
-      c.request.enableThinking = false;
-  }
   std::string prompt = c.request.prompt;
   if (chat) {
+    c.request.enableThinking =
+        thinkBeforeGrammar(engine_.tokenizer(), c.request.enableThinking, c.request.generate);
     ChatOptions options;
     options.addGenerationPrompt = true;
     options.enableThinking = c.request.enableThinking;
@@ -112,6 +104,8 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
       throw ApiError(400, e.what(), "messages", "invalid_value");
     }
   }
+  const Tokenizer* tokenizer = engine_.tokenizer();
+  if (!tokenizer) throw ApiError(500, "the model has no tokenizer.json", "", "no_tokenizer");
   std::vector<int32_t> ids = tokenizer->encode(prompt);
   c.promptTokens = static_cast<int64_t>(ids.size());
   if (c.promptTokens > settings_.maxPromptTokens)

@@ -53,6 +53,16 @@ struct ChatOptions {
   bool clearThinking = true;
 };
 
+struct GenerateOptions;  // strata/engine.h
+class Tokenizer;         // strata/tokenizer.h
+
+// The thinking setting for a chat reply, given the one asked for. Under a grammar
+// (generate.grammar) with thinking on, the grammar starts after `</think>`
+// (generate.grammarAfterToken), so the thinking stays free and only the answer is
+// constrained; a vocabulary without that token cannot think apart, so thinking is then off
+// and the grammar covers the whole reply. Without a grammar or a tokenizer nothing changes.
+bool thinkBeforeGrammar(const Tokenizer* tokenizer, bool enableThinking, GenerateOptions& generate);
+
 // Parses an OpenAI "messages" array. Throws strata::Error naming the field at fault, e.g.
 // "messages[2].role: expected one of system, user, assistant, tool, not 'developer'".
 std::vector<ChatMessage> parseChatMessages(const nlohmann::ordered_json& messages);
