@@ -36,7 +36,7 @@ const std::vector<Command>& commands() {
             stdout; the thinking and a speed line go to stderr. --ram-gb: the memory budget; the
             experts of a Strata container then stream from disk (the engine refuses a budget
             that cannot hold the model's minimum, with the numbers). --grammar (GBNF) or
-            --json-schema: the answer follows the grammar (no thinking; docs/grammar.md).
+            --json-schema: the answer after the thinking follows the grammar (docs/grammar.md).
             --speculate: speculative decoding, lossless (docs/speculative-decoding.md); auto
             (default) keeps each drafter only while it measurably wins, a list forces those
             drafters on; the speed line shows tokens per pass and each drafter's acceptance.

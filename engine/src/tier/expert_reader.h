@@ -1,5 +1,5 @@
 #pragma once
-// Reads whole experts from container files: one request per expert (1-4 MiB at GLM-5 sizes),
+// Reads whole experts from container files: one request per expert (22.5 MiB at GLM-5 sizes),
 // several in flight. On SSDs a random 4 KiB read costs about as much as a 1 MiB one, so whole
 // experts and queue depth - not page-sized mmap faults - are what reach the disk's bandwidth.
 //
