@@ -370,6 +370,51 @@ class TestExpertStore : public QObject {
     QVERIFY(c.prefetchRecall() > 0 && c.prefetchRecall() <= 1);
   }
 
+  // A guess still waiting for its read when the layer's real experts are known, and not among
+  // them, is dropped unread with its cache reservation; a guess that was right is read.
+  void wrongGuessesAreNotRead() {
+    ReaderProbe probe;
+    probe.delayMs = 150;  // the two I/O threads (ioDepth 2) hold the first guesses that long
+    const auto s = store(8, 0, &probe);
+    const int guesses[] = {1, 2, 3, 4, 5, 6};
+    s->prefetch(1, guesses, /*predicted=*/true);
+    const int actual[] = {1, 9};
+    s->prefetch(1, actual, /*predicted=*/false);
+    QVERIFY(s->get(1, 1) != nullptr);
+    QVERIFY(s->get(1, 9) != nullptr);
+    // Experts 1 and 2 may have been taken before the layer ran; 3 to 6 were still queued.
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // time for any stray read
+    const TierSnapshot snap = s->snapshot();
+    for (int e : {3, 4, 5, 6}) {  // not in our memory (the OS may hold the file's pages)
+      const ExpertTier t = tierOf(*s, 1, e);
+      QVERIFY(t == ExpertTier::Disk || t == ExpertTier::PageCache);
+    }
+    QVERIFY2(probe.reads.load() <= 3, qPrintable(QString("%1 reads").arg(probe.reads.load())));
+    QVERIFY(snap.counters.guessesDropped >= 4);
+    QCOMPARE(snap.cacheBytes, probe.reads.load() * expertBytes_);  // no reservation left behind
+  }
+
+  // A position of the prediction that is rarely right becomes a hunch (read only while the
+  // disk is idle); positions start out trusted, and ones that stay right stay trusted.
+  void rarelyRightGuessesBecomeHunches() {
+    const auto s = store(16, 0, nullptr);
+    const int guesses[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    const int actual[] = {0, 1, 2, 3};
+    for (int round = 0; round < 40; ++round) {
+      s->retune({0, 0, true});  // evict what is in memory, so the guesses are read again
+      s->retune({16 * expertBytes_, 0, true});
+      s->prefetch(1, guesses, /*predicted=*/true);
+      if (round == 0) QCOMPARE(s->snapshot().counters.hunches, int64_t{0});
+      s->prefetch(1, actual, /*predicted=*/false);
+      for (int e : actual) QVERIFY(s->get(1, e) != nullptr);
+    }
+    const TierCounters c = s->snapshot().counters;
+    QVERIFY2(c.hunches > 0, "positions 4-7 were never right");
+    // Positions 0-3 were always right: never hunches, so at most 4 per round.
+    QVERIFY(c.hunches <= 4 * 40);
+    QCOMPARE(c.predictedUsed, int64_t{4 * 40});
+  }
+
   // Usage is saved in the data folder at close and seeds the pinned set at the next open.
   void usageHistoryPersistsAndSeedsPinning() {
     const fs::path data = dir("data");

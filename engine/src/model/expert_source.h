@@ -20,8 +20,8 @@ class ExpertSource {
   virtual ~ExpertSource() = default;
 
   // `experts` of `layer` will be needed soon: start reading the missing ones. `predicted`:
-  // a guess for a later layer (may be wrong; read after the certain ones). Without
-  // `predicted`, the set is exactly what the layer uses in this step.
+  // a guess for a later layer, most likely expert first (may be wrong; read after the certain
+  // ones). Without `predicted`, the set is exactly what the layer uses in this step.
   virtual void prefetch(int layer, std::span<const int> experts, bool predicted) = 0;
   // The expert if it is in memory now, else nullptr; never waits.
   virtual ExpertHandle tryGet(int layer, int expert) = 0;

@@ -172,12 +172,16 @@ std::vector<int> predictExperts(const ModelConfig& c, const LayerWeights& later,
   for (int64_t s = 0; s < count; ++s)
     rmsNorm(residual + s * c.hiddenSize, later.postAttentionNorm.data(), c.hiddenSize,
             c.rmsNormEps, normed.data() + s * c.hiddenSize);
+  // Most likely first: every row's first choice, then every row's second, ...
+  const std::vector<RoutingDecision> routes = routeRows(c, later.router, normed.data(), count);
   std::vector<bool> chosen(static_cast<size_t>(c.nRoutedExperts), false);
-  for (const RoutingDecision& d : routeRows(c, later.router, normed.data(), count))
-    for (int e : d.experts) chosen[static_cast<size_t>(e)] = true;
   std::vector<int> experts;
-  for (int e = 0; e < c.nRoutedExperts; ++e)
-    if (chosen[static_cast<size_t>(e)]) experts.push_back(e);
+  for (size_t rank = 0; rank < static_cast<size_t>(c.numExpertsPerTok); ++rank)
+    for (const RoutingDecision& d : routes)
+      if (rank < d.experts.size() && !chosen[static_cast<size_t>(d.experts[rank])]) {
+        chosen[static_cast<size_t>(d.experts[rank])] = true;
+        experts.push_back(d.experts[rank]);
+      }
   return experts;
 }
 

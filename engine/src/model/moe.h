@@ -26,7 +26,8 @@ std::vector<RoutingDecision> routeRows(const ModelConfig& config, const RouterWe
                                        const float* x, int64_t count);
 
 // The experts a later MoE layer will probably pick, for prefetching: its router applied to this
-// layer's residual stream (normalized with the later layer's norm). Sorted, unique.
+// layer's residual stream (normalized with the later layer's norm). Unique, most likely first
+// (the rows' first choices, then their second, ...).
 std::vector<int> predictExperts(const ModelConfig& config, const LayerWeights& later,
                                 const float* residual, int64_t count);
 
