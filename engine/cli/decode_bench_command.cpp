@@ -68,9 +68,9 @@ int runBenchDecode(const Args& args) {
               t.io.c_str(), r.decodeReadGbps, r.memGbps);
   std::printf("decode %.2f tok/s (median step: %.2f tok/s), limit %.2f tok/s, ratio %.2f\n", r.tokS,
               r.medianTokS, r.limitTokS, r.ratio);
-  std::printf("hit rate %.3f (policy %s), read %.1f MiB/token, stall %.1f ms/token, prefetch precision %.2f recall %.2f, %.1f hunches/token, %.1f wrong guesses/token dropped unread\n",
+  std::printf("hit rate %.3f (policy %s), read %.1f MiB/token, stall %.1f ms/token, prefetch precision %.2f recall %.2f, %.1f wrong guesses/token dropped unread\n",
               r.hitRate, t.cachePolicy.c_str(), mib(r.bytesReadPerToken), 1e3 * r.stallSecondsPerToken,
-              r.prefetchPrecision, r.prefetchRecall, r.hunchesPerToken, r.guessesDroppedPerToken);
+              r.prefetchPrecision, r.prefetchRecall, r.guessesDroppedPerToken);
   std::printf("tier snapshot %.3f ms\n", 1e3 * r.snapshotSeconds);
   if (t.pageCacheBytes >= 0)
     std::printf("page cache holds %.0f of %.0f MiB of experts (estimated)\n", mib(t.pageCacheBytes),
@@ -96,7 +96,6 @@ int runBenchDecode(const Args& args) {
         {"prefetch_precision", r.prefetchPrecision},
         {"prefetch_recall", r.prefetchRecall},
         {"guesses_dropped_per_token", r.guessesDroppedPerToken},
-        {"hunches_per_token", r.hunchesPerToken},
         {"peak_rss_bytes", r.peakRssBytes},
         {"baseline_rss_bytes", r.baselineRssBytes},
         {"budget_bytes", r.budgetBytes},

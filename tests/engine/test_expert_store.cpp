@@ -394,27 +394,6 @@ class TestExpertStore : public QObject {
     QCOMPARE(snap.cacheBytes, probe.reads.load() * expertBytes_);  // no reservation left behind
   }
 
-  // A position of the prediction that is rarely right becomes a hunch (read only while the
-  // disk is idle); positions start out trusted, and ones that stay right stay trusted.
-  void rarelyRightGuessesBecomeHunches() {
-    const auto s = store(16, 0, nullptr);
-    const int guesses[] = {0, 1, 2, 3, 4, 5, 6, 7};
-    const int actual[] = {0, 1, 2, 3};
-    for (int round = 0; round < 40; ++round) {
-      s->retune({0, 0, true});  // evict what is in memory, so the guesses are read again
-      s->retune({16 * expertBytes_, 0, true});
-      s->prefetch(1, guesses, /*predicted=*/true);
-      if (round == 0) QCOMPARE(s->snapshot().counters.hunches, int64_t{0});
-      s->prefetch(1, actual, /*predicted=*/false);
-      for (int e : actual) QVERIFY(s->get(1, e) != nullptr);
-    }
-    const TierCounters c = s->snapshot().counters;
-    QVERIFY2(c.hunches > 0, "positions 4-7 were never right");
-    // Positions 0-3 were always right: never hunches, so at most 4 per round.
-    QVERIFY(c.hunches <= 4 * 40);
-    QCOMPARE(c.predictedUsed, int64_t{4 * 40});
-  }
-
   // Usage is saved in the data folder at close and seeds the pinned set at the next open.
   void usageHistoryPersistsAndSeedsPinning() {
     const fs::path data = dir("data");

@@ -45,7 +45,6 @@ struct DecodeBenchResult {
   double prefetchPrecision = 0;
   double prefetchRecall = 0;
   double guessesDroppedPerToken = 0;  // predicted experts not read: the layer did not use them
-  double hunchesPerToken = 0;         // predicted experts queued below the confidence bar
   int64_t peakRssBytes = 0;         // process peak RSS from opening the model to the end
   int64_t baselineRssBytes = 0;     // RSS before opening the model (the program itself)
   int64_t budgetBytes = 0;

@@ -85,8 +85,6 @@ struct TierCounters {
   int64_t predictedUsed = 0;    // ... that the layer then used
   int64_t actualNeeded = 0;     // experts layers used, where a prediction was made
   int64_t guessesDropped = 0;   // predicted experts not read: the layer did not use them
-  int64_t hunches = 0;          // predicted experts below the confidence bar: read only when
-                                // the disk has nothing else to do
   int64_t readErrors = 0;
   double hitRate() const {
     const int64_t all = hitsPinned + hitsRam + missesInFlight + misses;

@@ -220,7 +220,6 @@ DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
                          ? static_cast<double>(predicted) / static_cast<double>(after.actualNeeded - before.actualNeeded)
                          : 0.0;
   r.guessesDroppedPerToken = static_cast<double>(after.guessesDropped - before.guessesDropped) / options.tokens;
-  r.hunchesPerToken = static_cast<double>(after.hunches - before.hunches) / options.tokens;
   r.tokS = options.tokens / seconds;
   // The disk delivered at least what it read while decoding (a virtual disk's host cache can
   // beat the probe above): the limit takes the larger, so it is never set below reality.

@@ -169,37 +169,9 @@ void ExpertStore::enqueue(int s, bool urgent) {
   Entry& e = entries_[static_cast<size_t>(s)];
   e.state = State::Queued;
   e.urgent = urgent;
-  e.hunch = false;
   e.error.clear();
   (urgent ? urgent_ : speculative_).push_back(s);
   queued_.notify_one();
-}
-
-void ExpertStore::enqueueHunch(int s) {
-  Entry& e = entries_[static_cast<size_t>(s)];
-  e.state = State::Queued;
-  e.urgent = false;
-  e.hunch = true;
-  e.error.clear();
-  hunches_.push_back(s);
-  ++counters_.hunches;
-  queued_.notify_one();
-}
-
-// Under mutex_. Only while nothing else waits (the caller checks) and no other hunch is being
-// read: a wrong one then costs idle disk time, and urgent reads still find free I/O threads.
-int ExpertStore::takeHunch() {
-  if (hunchesLoading_ > 0) return -1;
-  while (!hunches_.empty()) {
-    const int s = hunches_.front();
-    hunches_.pop_front();
-    Entry& e = entries_[static_cast<size_t>(s)];
-    if (e.state != State::Queued || !e.hunch) continue;  // promoted, dropped or a duplicate
-    e.state = State::Loading;
-    ++hunchesLoading_;
-    return s;
-  }
-  return -1;
 }
 
 float ExpertStore::heatNow(const Entry& e) const {
@@ -307,17 +279,13 @@ void ExpertStore::prefetch(int layer, std::span<const int> experts, bool predict
     std::vector<int>& guess = predictions_.at(static_cast<size_t>(layer));
     guess.assign(experts.begin(), experts.end());
     counters_.predicted += static_cast<int64_t>(guess.size());
-    for (size_t position = 0; position < experts.size(); ++position) {
-      const int s = slot(layer, experts[position]);
+    for (int expert : experts) {  // most likely first
+      const int s = slot(layer, expert);
       Entry& e = entries_[static_cast<size_t>(s)];
       if (e.state != State::Absent && e.state != State::Failed) continue;
       // A guess never evicts what this step holds beyond the budget: skip when it is full.
       if (!reserveCache(bytesOf(s), /*mustHave=*/false)) break;
-      if (confidentAt(position)) {
-        enqueue(s, /*urgent=*/false);
-      } else {
-        enqueueHunch(s);
-      }
+      enqueue(s, /*urgent=*/false);
     }
     return;
   }
@@ -333,7 +301,8 @@ void ExpertStore::prefetch(int layer, std::span<const int> experts, bool predict
   std::vector<int>& guess = predictions_.at(static_cast<size_t>(layer));
   if (!guess.empty()) {
     counters_.actualNeeded += static_cast<int64_t>(experts.size());
-    countGuesses(guess, experts);
+    for (int expert : guess)
+      counters_.predictedUsed += std::find(experts.begin(), experts.end(), expert) != experts.end();
     guess.clear();
   }
   dropWrongGuesses(layer, experts);
@@ -354,7 +323,6 @@ void ExpertStore::prefetch(int layer, std::span<const int> experts, bool predict
         ++counters_.missesInFlight;
         if (!e.urgent) {  // a guess that turned out right: read it before other guesses
           e.urgent = true;
-          e.hunch = false;
           urgent_.push_back(s);
           queued_.notify_one();
         }
@@ -384,41 +352,7 @@ void ExpertStore::dropWrongGuesses(int layer, std::span<const int> experts) {
     if (std::find(experts.begin(), experts.end(), expert) != experts.end()) continue;
     release(first + expert);  // its reservation; the queue skips it when it comes up
     e.state = State::Absent;
-    e.hunch = false;
     ++counters_.guessesDropped;
-  }
-  // Hunches wait while the disk is busy, maybe for long: do not let dropped ones pile up.
-  std::erase_if(hunches_, [&](int s) {
-    const Entry& e = entries_[static_cast<size_t>(s)];
-    return e.state != State::Queued || !e.hunch;
-  });
-}
-
-// Decayed so the bar follows the text being written; a position starts out confident (a
-// prior of kPrior right guesses) and falls below the bar after a few dozen wrong ones.
-constexpr double kGuessDecay = 0.995;
-constexpr double kGuessPrior = 4.0;
-// Measured on the synthetic medium model with the cache at 20 % (disk-bound; README, "Expert
-// streaming"): prefetching the first 4 of 8 guesses (right 88 % of the time) beat all 8
-// (72 %), 6 (80 %) and 2 (97 %); positions 5-6 were right 64 %, 7-8 48 %.
-constexpr double kConfidentPrecision = 0.75;
-
-bool ExpertStore::confidentAt(size_t position) const {
-  const double guessed = position < guessedAt_.size() ? guessedAt_[position] : 0.0;
-  const double right = position < rightAt_.size() ? rightAt_[position] : 0.0;
-  return (right + kGuessPrior) / (guessed + kGuessPrior) >= kConfidentPrecision;
-}
-
-void ExpertStore::countGuesses(std::span<const int> guess, std::span<const int> used) {
-  if (guessedAt_.size() < guess.size()) {
-    guessedAt_.resize(guess.size(), 0.0);
-    rightAt_.resize(guess.size(), 0.0);
-  }
-  for (size_t position = 0; position < guess.size(); ++position) {
-    const bool right = std::find(used.begin(), used.end(), guess[position]) != used.end();
-    counters_.predictedUsed += right;
-    guessedAt_[position] = guessedAt_[position] * kGuessDecay + 1.0;
-    rightAt_[position] = rightAt_[position] * kGuessDecay + (right ? 1.0 : 0.0);
   }
 }
 
@@ -454,7 +388,6 @@ model::ExpertHandle ExpertStore::get(int layer, int expert) {
       case State::Queued:
         if (!e.urgent) {
           e.urgent = true;
-          e.hunch = false;
           urgent_.push_back(s);
           queued_.notify_one();
         }
@@ -485,9 +418,7 @@ void ExpertStore::ioLoop(std::unique_ptr<ExpertReader> reader) {
     slots.clear();
     {
       std::unique_lock lock(mutex_);
-      queued_.wait(lock, [&] {
-        return stop_ || !urgent_.empty() || !speculative_.empty() || (!hunches_.empty() && hunchesLoading_ == 0);
-      });
+      queued_.wait(lock, [&] { return stop_ || !urgent_.empty() || !speculative_.empty(); });
       if (stop_) return;
       for (auto* queue : {&urgent_, &speculative_}) {
         while (slots.size() < batch && !queue->empty()) {
@@ -496,13 +427,8 @@ void ExpertStore::ioLoop(std::unique_ptr<ExpertReader> reader) {
           Entry& e = entries_[static_cast<size_t>(s)];
           if (e.state != State::Queued) continue;  // taken already, or a stale duplicate
           e.state = State::Loading;
-          e.hunch = false;
           slots.push_back(s);
         }
-      }
-      if (slots.empty()) {
-        const int s = takeHunch();
-        if (s >= 0) slots.push_back(s);
       }
     }
     if (slots.empty()) continue;
@@ -549,11 +475,6 @@ void ExpertStore::ioLoop(std::unique_ptr<ExpertReader> reader) {
 // Under mutex_.
 void ExpertStore::finishRead(int s, model::ExpertHandle data, std::string error) {
   Entry& e = entries_[static_cast<size_t>(s)];
-  if (e.hunch) {
-    e.hunch = false;
-    --hunchesLoading_;
-    queued_.notify_one();  // the next hunch may go
-  }
   if (!error.empty()) {
     log().warn("{}", error);
     release(s);

@@ -88,7 +88,6 @@ class ExpertStore final : public model::ExpertSource {
     State state = State::Absent;
     bool pinned = false;   // counted in the pinned budget (else in the cache budget)
     bool urgent = false;   // queued for the current layer, not a prediction
-    bool hunch = false;    // a guess below the confidence bar (queued or being read as one)
     bool locked = false;   // mlock'ed
     model::ExpertHandle data;
     std::string error;
@@ -106,12 +105,6 @@ class ExpertStore final : public model::ExpertSource {
   void evictToFit();
   void evict(int slot);
   void enqueue(int slot, bool urgent);
-  void enqueueHunch(int slot);
-  // Whether a guess at this position of a prediction (most likely first) is right often
-  // enough to read it ahead of need; otherwise it is read only while the disk is idle.
-  bool confidentAt(size_t position) const;
-  void countGuesses(std::span<const int> guess, std::span<const int> used);
-  int takeHunch();  // the next hunch to read, or -1
   void release(int slot);  // returns a failed read's bytes to its budget
   void markUsed(int slot);
   void dropWrongGuesses(int layer, std::span<const int> experts);
@@ -143,10 +136,6 @@ class ExpertStore final : public model::ExpertSource {
   std::unique_ptr<CachePolicy> policy_;
   std::deque<int> urgent_;
   std::deque<int> speculative_;
-  std::deque<int> hunches_;       // guesses read only when nothing else waits
-  int hunchesLoading_ = 0;        // at most one at a time, so urgent reads find the disk
-  std::vector<double> guessedAt_;  // by position in a prediction: guesses (decayed) ...
-  std::vector<double> rightAt_;    // ... and how many the layer then used
   std::vector<std::vector<int>> predictions_;  // by layer index: last predicted set
   int64_t cacheUsed_ = 0;
   int64_t pinnedUsed_ = 0;
