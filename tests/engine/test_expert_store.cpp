@@ -394,6 +394,24 @@ class TestExpertStore : public QObject {
     QCOMPARE(snap.cacheBytes, probe.reads.load() * expertBytes_);  // no reservation left behind
   }
 
+  // The pinned set also loads through the queue, but it is no guess: a layer that runs
+  // without a pinned expert while it still waits for its read does not drop it.
+  void pinnedLoadsAreNotDroppedAsGuesses() {
+    ReaderProbe probe;
+    probe.delayMs = 100;
+    tier::UsageCounts history(4 * 16, 0);
+    for (int e = 0; e < 4; ++e) history[e] = 100 - e;  // layer 1, experts 0-3 pinned
+    const auto s = store(4, 4, &probe, history);
+    const int actual[] = {9};
+    s->prefetch(1, actual, /*predicted=*/false);  // the two I/O threads still hold pinned loads
+    QVERIFY(s->get(1, 9) != nullptr);
+    for (int e = 0; e < 4; ++e) {
+      QVERIFY(s->get(1, e) != nullptr);
+      QCOMPARE(tierOf(*s, 1, e), ExpertTier::Pinned);
+    }
+    QCOMPARE(s->snapshot().counters.guessesDropped, int64_t{0});
+  }
+
   // Usage is saved in the data folder at close and seeds the pinned set at the next open.
   void usageHistoryPersistsAndSeedsPinning() {
     const fs::path data = dir("data");

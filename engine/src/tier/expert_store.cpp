@@ -348,7 +348,7 @@ void ExpertStore::dropWrongGuesses(int layer, std::span<const int> experts) {
   const int first = firstSlot_.at(static_cast<size_t>(layer));
   for (int expert = 0; expert < expertsPerLayer_; ++expert) {
     Entry& e = entries_[static_cast<size_t>(first + expert)];
-    if (e.state != State::Queued || e.urgent) continue;
+    if (e.state != State::Queued || e.urgent || e.pinned) continue;  // pinned: loading the hot set
     if (std::find(experts.begin(), experts.end(), expert) != experts.end()) continue;
     release(first + expert);  // its reservation; the queue skips it when it comes up
     e.state = State::Absent;
