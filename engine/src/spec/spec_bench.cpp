@@ -46,7 +46,7 @@ std::shared_ptr<const Grammar> schemaFor(const Json& answer) {
 }
 
 // `count` prompts spread over the file; jsonOnly: the "json" rows with their schema, rendered
-// with thinking off (the grammar covers the whole reply).
+// with thinking off, so the grammar covers the whole reply.
 std::vector<Prompt> loadPrompts(const Engine& engine, const fs::path& file, int count, bool jsonOnly) {
   std::ifstream in(file);
   if (!in) throw Error(file.string() + ": cannot open the prompts file");
