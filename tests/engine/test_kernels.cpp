@@ -12,6 +12,7 @@
 #include "kernels/int_dot.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_matmul.h"
+#include "quant/convert.h"
 #include "quant/int_quant.h"
 #include "strata/error.h"
 
@@ -289,8 +290,9 @@ class TestKernels : public QObject {
 
   // A row's result does not depend on the batch it is computed in (speculative verification
   // computes 1 + k rows together and must match decoding them one at a time bit for bit), and
-  // it is the dot product up to f32 rounding. Every path: f32, bf16 widening, int8/int4 both
-  // ways, with column counts that exercise the 32-, 16- and tail parts of the f32 kernel.
+  // it is the dot product up to f32 rounding (bf16: exactly f32's on the widened weights).
+  // Every path: f32, bf16, int8/int4 both ways, with column counts that exercise the 32-, 16-
+  // and tail parts of the f32 and bf16 kernels.
   void batchRowsEqualSingleRows_data() {
     QTest::addColumn<QString>("format");
     QTest::addColumn<int>("cols");
@@ -322,6 +324,13 @@ class TestKernels : public QObject {
         kernels::matmul(m, x.data() + static_cast<size_t>(i) * cols, 1, one.data(), config);
         QVERIFY2(std::memcmp(one.data(), batch.data() + static_cast<size_t>(i) * rows, rows * sizeof(float)) == 0,
                  qPrintable(QString("input %1 differs alone").arg(i)));
+      }
+      if (format == "bf16") {  // widened in registers: exactly the f32 kernel on the widened row
+        std::vector<float> widened(w.size());
+        for (size_t k = 0; k < w.size(); ++k) widened[k] = quant::bf16ToF32(quant::f32ToBf16(w[k]));
+        std::vector<float> reference(static_cast<size_t>(n) * rows);
+        kernels::matmul(kernels::Matrix::fromF32(rows, cols, widened), x.data(), n, reference.data(), config);
+        QVERIFY2(bitEqual(batch, reference), "bf16 differs from f32 on the widened weights");
       }
       if (format != "f32") continue;
       for (int i = 0; i < n; ++i)

@@ -109,18 +109,23 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
       r.seconds = medianSeconds(repeats, [&] { kernels::matmulInteger(first, x.data(), 64, y.data(), best); });
       record(r, first.bytes(), report.threadsAll);
     }
-    // f32 reference point.
-    const int copies = std::max<int>(1, static_cast<int>(workingSet / (source.size() * sizeof(float))));
-    std::vector<kernels::Matrix> mats(static_cast<size_t>(copies),
-                                      kernels::Matrix::fromF32(shape.rows, shape.cols, source));
-    for (int threads : {1, report.threadsAll}) {
-      omp_set_num_threads(threads);
-      measureLimit(threads);
-      KernelBenchResult r{"f32_matvec", "f32", 0, shape.rows, shape.cols, 1};
-      r.seconds = medianSeconds(repeats, [&] {
-        for (const auto& m : mats) kernels::matmul(m, x.data(), 1, y.data());
-      }) / copies;
-      record(r, mats[0].bytes(), threads);
+    // f32 reference point, and BF16 (a Hugging Face checkpoint's weights kept as stored:
+    // --precision native), widened row by row.
+    struct Dense { const char* name; kernels::Matrix matrix; };
+    const Dense dense[] = {{"f32", kernels::Matrix::fromF32(shape.rows, shape.cols, source)},
+                           {"bf16", kernels::Matrix::toBf16(shape.rows, shape.cols, source)}};
+    for (const Dense& d : dense) {
+      const int copies = std::max<int>(1, static_cast<int>(workingSet / static_cast<double>(d.matrix.bytes())));
+      const std::vector<kernels::Matrix> mats(static_cast<size_t>(copies), d.matrix);
+      for (int threads : {1, report.threadsAll}) {
+        omp_set_num_threads(threads);
+        measureLimit(threads);
+        KernelBenchResult r{std::string(d.name) + "_matvec", d.name, 0, shape.rows, shape.cols, 1};
+        r.seconds = medianSeconds(repeats, [&] {
+          for (const auto& m : mats) kernels::matmul(m, x.data(), 1, y.data());
+        }) / copies;
+        record(r, d.matrix.bytes(), threads);
+      }
     }
   }
   omp_set_num_threads(report.threadsAll);

@@ -62,12 +62,24 @@ void Matrix::row(int64_t r, float* out) const {
 // first vector's lanes. The order depends only on `cols`, never on how many inputs are
 // computed together, so a row's result is bit-identical in a batch and alone (speculative
 // verification relies on that). GCC vector extensions: one zmm, two ymm or four xmm registers.
-// Written out in the one function (macros, no helpers): helpers would not be compiled for the
-// function's target clones.
+// The body is one always-inlined template, over the weights' type (f32, or bf16 widened in
+// registers: exact, so a bf16 row gives what its widened f32 row gives), expanded inside each
+// multi-versioned entry point below (a function it called would not be compiled for their
+// target clones).
 typedef float Lanes __attribute__((vector_size(64)));
+typedef uint16_t Halves __attribute__((vector_size(32)));
+typedef uint32_t Words __attribute__((vector_size(64)));
 #define STRATA_LOAD(p) ({ Lanes v_; std::memcpy(&v_, (p), sizeof v_); v_; })
 #define STRATA_LOAD_TAIL(p, count) \
   ({ Lanes v_ = {}; for (int64_t l_ = 0; l_ < (count); ++l_) v_[l_] = (p)[l_]; v_; })
+// bf16 is the top half of a binary32: widening is a shift.
+#define STRATA_LOAD_BF16(p)                                              \
+  ({ Halves h_; std::memcpy(&h_, (p), sizeof h_);                         \
+     const Words w_ = __builtin_convertvector(h_, Words) << 16;           \
+     Lanes v_; std::memcpy(&v_, &w_, sizeof v_); v_; })
+#define STRATA_LOAD_TAIL_BF16(p, count)                                                    \
+  ({ Words w_ = {}; for (int64_t l_ = 0; l_ < (count); ++l_) w_[l_] = uint32_t{(p)[l_]} << 16; \
+     Lanes v_; std::memcpy(&v_, &w_, sizeof v_); v_; })
 typedef float Lanes8 __attribute__((vector_size(32)));
 typedef float Lanes4 __attribute__((vector_size(16)));
 // s[l] += s[l + 8], then + 4, + 2, + 1: in registers, the same order on every target.
@@ -79,15 +91,30 @@ typedef float Lanes4 __attribute__((vector_size(16)));
      const float h0_ = h4_[0] + h4_[2], h1_ = h4_[1] + h4_[3];                              \
      h0_ + h1_; })
 
+// Sixteen weights of type W from p as f32 lanes (the first `count` of them for the tail).
+// Macros, like the loads above: a function returning a 64-byte vector changes the ABI per target.
+#define STRATA_LOAD_WEIGHTS(W, p)                       \
+  ({ Lanes l_;                                          \
+     if constexpr (sizeof(W) == 2) {                    \
+       l_ = STRATA_LOAD_BF16(p);                        \
+     } else {                                           \
+       l_ = STRATA_LOAD(p);                             \
+     }                                                  \
+     l_; })
+#define STRATA_LOAD_WEIGHTS_TAIL(W, p, count)           \
+  ({ Lanes l_;                                          \
+     if constexpr (sizeof(W) == 2) {                    \
+       l_ = STRATA_LOAD_TAIL_BF16(p, count);            \
+     } else {                                           \
+       l_ = STRATA_LOAD_TAIL(p, count);                 \
+     }                                                  \
+     l_; })
+
 // One weight row against n activation rows, four inputs per pass over the row (each weight
-// vector loaded once for four FMAs). Built for several instruction sets; the loader picks the
-// best for this CPU at start (GCC function multi-versioning), so the binary runs on any x86-64
-// without -march=native.
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
-                    float* yr) {
+// vector loaded once for four FMAs).
+template <typename W>
+__attribute__((always_inline)) inline void rowTimesInputsOf(const W* wr, const float* x, int64_t n,
+                                                           int64_t cols, int64_t rows, float* yr) {
   constexpr int64_t kWidth = 16;
   const int64_t pairs = cols / (2 * kWidth) * (2 * kWidth);
   const bool single = cols - pairs >= kWidth;  // one more full vector after the pairs
@@ -101,7 +128,7 @@ void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, in
     const float* x3 = x2 + cols;
     Lanes a0 = {}, a1 = {}, a2 = {}, a3 = {}, b0 = {}, b1 = {}, b2 = {}, b3 = {};
     for (int64_t k = 0; k < pairs; k += 2 * kWidth) {
-      const Lanes w0 = STRATA_LOAD(wr + k), w1 = STRATA_LOAD(wr + k + kWidth);
+      const Lanes w0 = STRATA_LOAD_WEIGHTS(W, wr + k), w1 = STRATA_LOAD_WEIGHTS(W, wr + k + kWidth);
       a0 += w0 * STRATA_LOAD(x0 + k);
       b0 += w1 * STRATA_LOAD(x0 + k + kWidth);
       a1 += w0 * STRATA_LOAD(x1 + k);
@@ -112,14 +139,14 @@ void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, in
       b3 += w1 * STRATA_LOAD(x3 + k + kWidth);
     }
     if (single) {
-      const Lanes w0 = STRATA_LOAD(wr + pairs);
+      const Lanes w0 = STRATA_LOAD_WEIGHTS(W, wr + pairs);
       a0 += w0 * STRATA_LOAD(x0 + pairs);
       a1 += w0 * STRATA_LOAD(x1 + pairs);
       a2 += w0 * STRATA_LOAD(x2 + pairs);
       a3 += w0 * STRATA_LOAD(x3 + pairs);
     }
     if (tail > 0) {
-      const Lanes w0 = STRATA_LOAD_TAIL(wr + tailStart, tail);
+      const Lanes w0 = STRATA_LOAD_WEIGHTS_TAIL(W, wr + tailStart, tail);
       a0 += w0 * STRATA_LOAD_TAIL(x0 + tailStart, tail);
       a1 += w0 * STRATA_LOAD_TAIL(x1 + tailStart, tail);
       a2 += w0 * STRATA_LOAD_TAIL(x2 + tailStart, tail);
@@ -135,17 +162,39 @@ void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, in
     const float* xi = x + i * cols;
     Lanes a = {}, b = {};
     for (int64_t k = 0; k < pairs; k += 2 * kWidth) {
-      a += STRATA_LOAD(wr + k) * STRATA_LOAD(xi + k);
-      b += STRATA_LOAD(wr + k + kWidth) * STRATA_LOAD(xi + k + kWidth);
+      a += STRATA_LOAD_WEIGHTS(W, wr + k) * STRATA_LOAD(xi + k);
+      b += STRATA_LOAD_WEIGHTS(W, wr + k + kWidth) * STRATA_LOAD(xi + k + kWidth);
     }
-    if (single) a += STRATA_LOAD(wr + pairs) * STRATA_LOAD(xi + pairs);
-    if (tail > 0) a += STRATA_LOAD_TAIL(wr + tailStart, tail) * STRATA_LOAD_TAIL(xi + tailStart, tail);
+    if (single) a += STRATA_LOAD_WEIGHTS(W, wr + pairs) * STRATA_LOAD(xi + pairs);
+    if (tail > 0) a += STRATA_LOAD_WEIGHTS_TAIL(W, wr + tailStart, tail) * STRATA_LOAD_TAIL(xi + tailStart, tail);
     const Lanes s = a + b;
     yr[i * rows] = STRATA_HORIZONTAL_SUM(s);
   }
 }
+
+// Built for several instruction sets; the loader picks the best for this CPU at start (GCC
+// function multi-versioning), so the binary runs on any x86-64 without -march=native.
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
+                    float* yr) {
+  rowTimesInputsOf(wr, x, n, cols, rows, yr);
+}
+
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void bf16RowTimesInputs(const uint16_t* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
+                        float* yr) {
+  rowTimesInputsOf(wr, x, n, cols, rows, yr);
+}
 #undef STRATA_LOAD
 #undef STRATA_LOAD_TAIL
+#undef STRATA_LOAD_BF16
+#undef STRATA_LOAD_TAIL_BF16
+#undef STRATA_LOAD_WEIGHTS
+#undef STRATA_LOAD_WEIGHTS_TAIL
 #undef STRATA_HORIZONTAL_SUM
 
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
@@ -165,7 +214,7 @@ void computeRows(std::span<const RowProduct> products) {
   for (const RowProduct& p : products) work += p.multiplyAdds();
 #pragma omp parallel if (work >= kParallelThreshold)
   {
-    std::vector<float> scratch;  // a widened weight row, reused for every row of the thread
+    std::vector<float> scratch;  // a dequantized weight row, reused for every row of the thread
     for (const RowProduct& p : products) {
 #pragma omp for schedule(static) nowait
       for (int64_t r = 0; r < p.rows(); ++r) p.computeRow(r, scratch);

@@ -43,6 +43,10 @@ void computeRows(std::span<const RowProduct> products);
 // yr[i * rows] = wr . x[i] for the n activation rows x[i] (cols values each): one weight row,
 // loaded once, against every input. Multi-versioned for AVX-512 / AVX2 / baseline x86-64.
 void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows, float* yr);
+// The same with a bf16 weight row, widened in registers: bit-identical to rowTimesInputs on
+// the widened row, reading half the bytes.
+void bf16RowTimesInputs(const uint16_t* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
+                        float* yr);
 
 // out[i * cols + j] += scales[i * scaleStride] * row[j] for the n outputs i: one row, loaded
 // once, added into several accumulators (attention's weighted sums of cached latents).

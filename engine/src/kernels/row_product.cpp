@@ -15,7 +15,7 @@ RowProduct::RowProduct(const Matrix& w, const float* x, int64_t n, float* y, boo
       matrix_ = &w;
       return;
     case WeightFormat::BF16:
-      path_ = Path::Widen;
+      path_ = Path::Bf16;
       matrix_ = &w;
       return;
     case WeightFormat::Int8:
@@ -53,10 +53,8 @@ void RowProduct::computeRow(int64_t r, std::vector<float>& scratch) const {
     case Path::F32:
       rowTimesInputs(matrix_->f32Data() + r * cols_, x_, n_, cols_, rows_, yr);
       return;
-    case Path::Widen:
-      scratch.resize(static_cast<size_t>(cols_));
-      matrix_->row(r, scratch.data());
-      rowTimesInputs(scratch.data(), x_, n_, cols_, rows_, yr);
+    case Path::Bf16:
+      bf16RowTimesInputs(matrix_->bf16Data() + r * cols_, x_, n_, cols_, rows_, yr);
       return;
     case Path::Dequant:
       scratch.resize(static_cast<size_t>(cols_));

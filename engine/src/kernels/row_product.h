@@ -14,7 +14,7 @@ namespace strata::kernels {
 
 class RowProduct {
  public:
-  enum class Path { F32, Widen, Dequant, Integer };
+  enum class Path { F32, Bf16, Dequant, Integer };
 
   // F32 and BF16 weights, or quantized ones (dequantized, or with int8 activations when
   // `integer`). Quantizes the activations now when the integer path needs them.
@@ -25,14 +25,14 @@ class RowProduct {
 
   int64_t rows() const { return rows_; }
   int64_t multiplyAdds() const { return rows_ * cols_ * n_; }
-  // Output row r for every input. `scratch` is the calling thread's buffer for a widened row.
+  // Output row r for every input. `scratch` is the calling thread's buffer for a dequantized row.
   void computeRow(int64_t r, std::vector<float>& scratch) const;
 
  private:
   void prepareInteger(const IntKernels& kernels);
 
   Path path_;
-  const Matrix* matrix_ = nullptr;                // F32, Widen
+  const Matrix* matrix_ = nullptr;                // F32, Bf16
   const quant::QuantizedMatrix* quantized_ = nullptr;  // Dequant, Integer
   const float* x_;
   int64_t n_;

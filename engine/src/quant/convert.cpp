@@ -5,11 +5,6 @@
 
 namespace strata::quant {
 
-float bf16ToF32(uint16_t bits) {
-  // bf16 is the top half of an IEEE binary32, so widening is a shift (exact for all codes).
-  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-}
-
 float f16ToF32(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   const uint32_t exponent = (bits >> 10) & 0x1Fu;
