@@ -194,6 +194,27 @@ class TestExpertStore : public QObject {
     QVERIFY2(error.isEmpty(), qPrintable(error));
   }
 
+  // A Hugging Face checkpoint cannot stream: the plan counts it whole, as the engine holds it
+  // (f32; native keeps BF16 matrices 16-bit but not the tensors always widened), and a budget
+  // it does not fit is refused with the numbers, not ignored.
+  void checkpointPlanIsExactAndItsBudgetEnforced() {
+    const auto checkpoint = fixtures::dataDir() / "tiny-dsa";
+    for (const Precision precision : {Precision::F32, Precision::Native}) {
+      EngineSettings s;
+      s.precision = precision;
+      const MemoryPlan plan = Engine::plan(checkpoint, s);
+      QVERIFY(!plan.streaming);
+      QCOMPARE(plan.residentBytes, Engine::open(checkpoint, s)->info().residentBytes);
+
+      s.memory.budgetBytes = plan.residentBytes + plan.kvBytes + plan.scratchBytes;
+      QCOMPARE(Engine::plan(checkpoint, s).residentBytes, plan.residentBytes);
+      s.memory.budgetBytes -= 1;
+      const QString error = errorOf([&] { Engine::open(checkpoint, s); },
+                                    {"too small", "held in memory whole", "of weights", "strata-cli convert"});
+      QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+  }
+
   // Any cache size, any backend: the same logits, bit for bit, as every expert resident.
   void streamingEqualsResident_data() {
     QTest::addColumn<int>("cacheExperts");

@@ -233,6 +233,18 @@ class TestForward : public QObject {
     }
     QCOMPARE(session->length(), int64_t{0});  // nothing half-appended
   }
+
+  void negativeThreadCountIsAnError() {
+    const Reference ref = Reference::load("tiny-dsa");
+    strata::EngineSettings s;
+    s.threads = -3;
+    QVERIFY_THROWS_EXCEPTION(strata::Error, strata::Engine::open(ref.dir, s));
+    auto engine = strata::Engine::open(ref.dir);
+    QVERIFY_THROWS_EXCEPTION(strata::Error, engine->setThreads(-1));
+    engine->setThreads(1);  // a live retune within range still works
+    QCOMPARE(engine->newSession()->append(std::vector<int32_t>{1, 2}).logits.size(),
+             size_t{2} * static_cast<size_t>(engine->info().vocabSize));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestForward)

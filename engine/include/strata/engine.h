@@ -193,6 +193,7 @@ class Engine {
   virtual RoutingSnapshot routingSnapshot(const Session& session) const = 0;
   // Live retune while sessions run (ignored when not streaming, but threads always apply).
   virtual void retune(const TierTuning& tuning) = 0;
+  // 0: every core; a negative count throws strata::Error (so does EngineSettings::threads < 0).
   virtual void setThreads(int threads) = 0;
   // Speculative decoding: per drafter, its setting, whether it is on now, its measured
   // acceptance and net speed-up (shared by the engine's sessions). Settings apply live.

@@ -62,7 +62,9 @@ model::WeightPrecision weightPrecision(const EngineSettings& s) {
                                           : model::WeightPrecision::F32;
 }
 
-// A Hugging Face checkpoint cannot stream: everything is resident, estimated from its headers.
+// A Hugging Face checkpoint cannot stream: everything is resident, estimated from its headers
+// (held as model/weight_source.cpp holds it: BF16 stays 16-bit under native precision, except
+// the tensors always widened; everything else f32). A budget it does not fit is refused.
 MemoryPlan checkpointPlan(const io::TensorStore& store, const model::ModelConfig& config,
                           const EngineSettings& settings) {
   MemoryPlan plan = tier::planMemory(config, nullptr, weightPrecision(settings),
@@ -71,9 +73,10 @@ MemoryPlan checkpointPlan(const io::TensorStore& store, const model::ModelConfig
   for (const std::string& name : store.names()) {
     const io::TensorInfo& t = store.get(name);
     if (name.ends_with("_scale_inv")) continue;  // FP8 scales are folded into the weights
-    const bool narrow = native && (t.dtype == io::DType::BF16 || t.dtype == io::DType::F16);
+    const bool narrow = native && t.dtype == io::DType::BF16 && !tier::heldAsF32(name);
     plan.residentBytes += t.elementCount() * (narrow ? 2 : 4);
   }
+  tier::requireWholeModelFits(plan, settings.memory);
   return plan;
 }
 
@@ -101,11 +104,18 @@ tier::StoreSettings storeSettings(const MemoryPlan& plan, const MemorySettings& 
   return s;
 }
 
+// 0 is "every core"; a negative count is a mistake, not a default.
+int checkedThreads(int threads) {
+  if (threads < 0)
+    throw Error("threads must be 0 (every core) or a positive count, not " + std::to_string(threads));
+  return threads;
+}
+
 class EngineImpl final : public Engine {
  public:
   EngineImpl(const std::filesystem::path& dir, const EngineSettings& settings)
       : settings_(settings), config_(model::loadModelConfig(dir / "config.json")),
-        threads_(settings.threads),
+        threads_(checkedThreads(settings.threads)),
         speculation_(settings.speculation) {
     model::useThreads(settings.threads);
     const auto precision = weightPrecision(settings);
@@ -220,7 +230,7 @@ class EngineImpl final : public Engine {
     if (store_) store_->retune(tuning);
   }
 
-  void setThreads(int threads) override { threads_.store(threads); }
+  void setThreads(int threads) override { threads_.store(checkedThreads(threads)); }
 
   std::vector<DrafterStats> speculationStats() const override {
     std::vector<DrafterStats> stats = speculation_.stats();

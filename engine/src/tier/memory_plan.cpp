@@ -13,13 +13,6 @@ bool endsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Tensors model/weights.cpp always widens to f32 (router, indexer weights_proj, kv_b).
-bool heldAsF32(const std::string& name) {
-  return endsWith(name, "mlp.gate.weight") || endsWith(name, "weights_proj.weight") ||
-         endsWith(name, "kv_b_proj.weight") || endsWith(name, "e_score_correction_bias") ||
-         endsWith(name, "norm.weight") || endsWith(name, "norm.bias");
-}
-
 int64_t elements(const io::TensorEntry& e) {
   int64_t n = 1;
   for (int64_t d : e.shape) n *= d;
@@ -76,6 +69,25 @@ void addPerTokenBytes(const model::ModelConfig& c, const io::Container& containe
 }
 
 }  // namespace
+
+bool heldAsF32(const std::string& name) {
+  return endsWith(name, "mlp.gate.weight") || endsWith(name, "weights_proj.weight") ||
+         endsWith(name, "kv_b_proj.weight") || endsWith(name, "e_score_correction_bias") ||
+         endsWith(name, "norm.weight") || endsWith(name, "norm.bias");
+}
+
+void requireWholeModelFits(const MemoryPlan& plan, const MemorySettings& s) {
+  if (s.budgetBytes <= 0) return;
+  const int64_t total = plan.residentBytes + plan.kvBytes + plan.scratchBytes;
+  if (total <= s.budgetBytes) return;
+  throw Error("the memory budget of " + gib(s.budgetBytes) + " is too small for this model: a Hugging Face " +
+              "checkpoint is held in memory whole, " + gib(plan.residentBytes) + " of weights + " +
+              gib(plan.kvBytes) + " of KV cache (" +
+              (s.sessions > 1 ? std::to_string(s.sessions) + " sessions x " : std::string()) +
+              std::to_string(s.contextTokens) + " tokens) + " + gib(plan.scratchBytes) + " of scratch = " +
+              gib(total) + "; raise the budget, shorten the context, or convert it (strata-cli convert) " +
+              "so its experts stream from disk");
+}
 
 int64_t residentTensorBytes(const model::ModelConfig& config, const io::Container& container,
                             model::WeightPrecision precision) {
