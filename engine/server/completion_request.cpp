@@ -169,6 +169,24 @@ std::shared_ptr<const Grammar> toolChoiceGrammar(const Json& choice, CompletionR
   }
 }
 
+// The model reads text only. The chat template drops image and audio parts, so the model
+// would answer as if they had not been sent: refuse them instead, naming the part.
+void refuseNonTextParts(const Json& messages) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const Json* content = messages[i].is_object() ? field(messages[i], "content") : nullptr;
+    if (!content || !content->is_array()) continue;
+    for (size_t j = 0; j < content->size(); ++j) {
+      const Json& part = (*content)[j];
+      const auto type = part.is_object() ? part.find("type") : part.end();
+      if (type == part.end() || !type->is_string() || *type == "text") continue;
+      throw ApiError(400,
+                     "messages[" + std::to_string(i) + "].content[" + std::to_string(j) + "]: a '" +
+                         type->get<std::string>() + "' part, but this model reads text only",
+                     "messages", "invalid_value");
+    }
+  }
+}
+
 CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSettings& settings,
                                              uint64_t seed) {
   CompletionRequest r;
@@ -179,6 +197,7 @@ CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSetti
     throw ApiError(400, "messages: required", "messages", "missing_required_parameter");
   if (!messages->is_array() || messages->empty())
     invalid("messages", "expected a non-empty array of messages");
+  refuseNonTextParts(*messages);
   try {
     r.messages = parseChatMessages(*messages);
   } catch (const Error& e) {

@@ -113,6 +113,10 @@ class TestServerUnits : public QObject {
     QTest::newRow("messages role")
         << R"({"messages": [{"role": "robot", "content": "x"}]})" << 400 << "messages"
         << "messages[0].role";
+    QTest::newRow("image part")
+        << R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "What is this?"},
+              {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]}]})"
+        << 400 << "messages" << "messages[0].content[1]: a 'image_url' part, but this model reads text only";
     QTest::newRow("model type") << R"({"model": 5})" << 400 << "model"
                                 << "string";
     QTest::newRow("model unknown") << R"({"model": "gpt-4"})" << 404 << "model"
