@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -16,6 +17,7 @@
 
 #include "checkpoint_writer.h"
 #include "convert/converter.h"
+#include "convert/disk_space.h"
 #include "convert/source.h"
 #include "error_check.h"
 #include "fixtures.h"
@@ -403,6 +405,30 @@ class TestConvertModel : public QObject {
     testckpt::writeBytes(busy / "notes.txt", "mine");
     QVERIFY(errorOf([&] { convert(fixture("tiny-fp8"), busy); }, {"is not empty"}).isEmpty());
     QVERIFY(fs::exists(busy / "notes.txt"));
+  }
+
+  // The free-space check before converting counts what an interrupted run already wrote (the
+  // files are sparse until written) and refuses a disk that cannot hold the rest, with both
+  // numbers.
+  void diskSpaceCountsWrittenBlocks() {
+    const std::filesystem::path dir = tmp_.filePath("space").toStdString();
+    std::filesystem::create_directories(dir);
+    std::vector<strata::io::ContainerFile> files(2);
+    files[0].name = "resident.safetensors";
+    files[0].fileBytes = 1 << 20;
+    files[1].name = "experts-001.safetensors";
+    files[1].fileBytes = 3 << 20;
+    QCOMPARE(strata::convert::bytesToWrite(files, dir), uint64_t{4} << 20);
+
+    std::ofstream(dir / "resident.safetensors", std::ios::binary) << std::string(1 << 20, 'x');
+    std::ofstream(dir / "experts-001.safetensors", std::ios::binary).close();
+    std::filesystem::resize_file(dir / "experts-001.safetensors", 3 << 20);  // a hole
+    QCOMPARE(strata::convert::bytesToWrite(files, dir), uint64_t{3} << 20);
+
+    strata::convert::requireRoom(3 << 20, 3 << 20, dir);  // exactly enough
+    const QString error = errorOf([&] { strata::convert::requireRoom(3 << 20, 1 << 20, dir); },
+                                  {"needs 3.0 MiB more", "has 1.0 MiB free", "resumes"});
+    QVERIFY2(error.isEmpty(), qPrintable(error));
   }
 
   void misnamedModuleIsRepaired() {

@@ -12,6 +12,7 @@
 
 #include "core/files.h"
 #include "core/text.h"
+#include "convert/disk_space.h"
 #include "convert/journal.h"
 #include "convert/plan.h"
 #include "convert/policy.h"
@@ -47,6 +48,7 @@ class Converter {
     if (io::Container::isContainer(options_.output)) return alreadyFinished(policy);
     openSource(policy);
     plan_ = planContainer(source_->table(), source_->config(), policy);
+    requireFreeSpace();
     journal_.emplace(work_ / kJournalFileName);
     resumeFromJournal();
     writer_.emplace(options_.output, plan_.files, holdsDoneWork_);
@@ -124,6 +126,15 @@ class Converter {
     state["policy"] = policy.toJson();
     state["source"] = source_->table().toJson();
     io::writeFileAtomically(statePath, state.dump());
+  }
+
+  // Before writing: the container's bytes still to write must fit the disk. Not with
+  // --delete-input, where converted shards make room as it goes.
+  void requireFreeSpace() const {
+    if (options_.deleteInput) return;
+    std::error_code error;
+    const fs::space_info space = fs::space(options_.output, error);
+    if (!error) requireRoom(bytesToWrite(plan_.files, options_.output), space.available, options_.output);
   }
 
   // Takes over the checksums of units an earlier run finished and checks that every absent

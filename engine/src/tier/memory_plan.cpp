@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/text.h"
 #include "strata/error.h"
 
 namespace strata::tier {
@@ -28,16 +29,6 @@ int64_t heldBytes(const io::TensorEntry& e, model::WeightPrecision precision) {
     case io::QuantFormat::Int4: return static_cast<int64_t>(e.dataBytes() + e.scalesBytes());
   }
   return 0;
-}
-
-// "3.20 GiB", or "12.5 MiB" under a GiB.
-std::string gib(int64_t bytes) {
-  char text[32];
-  if (bytes >= (int64_t{1} << 30))
-    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
-  else
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
 }
 
 // Activations of a prefill chunk and the I/O threads' read buffers: an estimate, checked
@@ -80,12 +71,12 @@ void requireWholeModelFits(const MemoryPlan& plan, const MemorySettings& s) {
   if (s.budgetBytes <= 0) return;
   const int64_t total = plan.residentBytes + plan.kvBytes + plan.scratchBytes;
   if (total <= s.budgetBytes) return;
-  throw Error("the memory budget of " + gib(s.budgetBytes) + " is too small for this model: a Hugging Face " +
-              "checkpoint is held in memory whole, " + gib(plan.residentBytes) + " of weights + " +
-              gib(plan.kvBytes) + " of KV cache (" +
+  throw Error("the memory budget of " + bytesText(s.budgetBytes) + " is too small for this model: a Hugging Face " +
+              "checkpoint is held in memory whole, " + bytesText(plan.residentBytes) + " of weights + " +
+              bytesText(plan.kvBytes) + " of KV cache (" +
               (s.sessions > 1 ? std::to_string(s.sessions) + " sessions x " : std::string()) +
-              std::to_string(s.contextTokens) + " tokens) + " + gib(plan.scratchBytes) + " of scratch = " +
-              gib(total) + "; raise the budget, shorten the context, or convert it (strata-cli convert) " +
+              std::to_string(s.contextTokens) + " tokens) + " + bytesText(plan.scratchBytes) + " of scratch = " +
+              bytesText(total) + "; raise the budget, shorten the context, or convert it (strata-cli convert) " +
               "so its experts stream from disk");
 }
 
@@ -147,12 +138,12 @@ MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* containe
   const int64_t fixed = plan.residentBytes + plan.kvBytes + plan.scratchBytes;
   const int64_t available = s.budgetBytes - fixed;
   if (available < plan.minimumExpertBytes)
-    throw Error("the memory budget of " + gib(s.budgetBytes) + " is too small for this model: it needs " +
-                gib(plan.residentBytes) + " of resident weights + " + gib(plan.kvBytes) + " of KV cache (" +
+    throw Error("the memory budget of " + bytesText(s.budgetBytes) + " is too small for this model: it needs " +
+                bytesText(plan.residentBytes) + " of resident weights + " + bytesText(plan.kvBytes) + " of KV cache (" +
                 (s.sessions > 1 ? std::to_string(s.sessions) + " sessions x " : std::string()) +
-                std::to_string(s.contextTokens) + " tokens) + " + gib(plan.scratchBytes) +
-                " of scratch + at least " + gib(plan.minimumExpertBytes) + " for experts = " +
-                gib(fixed + plan.minimumExpertBytes) + "; raise the budget or shorten the context");
+                std::to_string(s.contextTokens) + " tokens) + " + bytesText(plan.scratchBytes) +
+                " of scratch + at least " + bytesText(plan.minimumExpertBytes) + " for experts = " +
+                bytesText(fixed + plan.minimumExpertBytes) + "; raise the budget or shorten the context");
   const int64_t allExperts = plan.expertBytes * plan.expertCount;
   if (available >= allExperts) {
     // Everything fits: pin every expert (read once at start, never evicted); no cache needed.
