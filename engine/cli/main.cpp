@@ -34,8 +34,9 @@ const std::vector<Command>& commands() {
             [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P]
             One answer to a prompt, rendered with the GLM chat format. The answer goes to
             stdout; the thinking and a speed line go to stderr. --ram-gb: the memory budget; the
-            experts of a Strata container then stream from disk (the engine refuses a budget
-            that cannot hold the model's minimum, with the numbers). --grammar (GBNF) or
+            experts of a Strata container then stream from disk, a Hugging Face folder is held
+            whole (the engine refuses a budget that cannot hold the model's minimum, with the
+            numbers). --grammar (GBNF) or
             --json-schema: the answer after the thinking follows the grammar (docs/grammar.md).
             --speculate: speculative decoding, lossless (docs/speculative-decoding.md); auto
             (default) keeps each drafter only while it measurably wins, a list forces those
