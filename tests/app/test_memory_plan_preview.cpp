@@ -62,6 +62,7 @@ class TestMemoryPlanPreview : public QObject {
     const strata::EngineSettings d = engineSettingsFor(r);
     QVERIFY(d.memory.io == strata::IoBackend::Direct);
     QVERIFY(d.kernelPath == strata::KernelPath::Automatic);
+    QVERIFY(d.precision == strata::Precision::Native);  // BF16 weights kept 16-bit
     QCOMPARE(d.memory.pinnedFraction, 0.25);
     QVERIFY(d.memory.prefetch);
     QCOMPARE(d.memory.sessions, 1);
@@ -74,7 +75,7 @@ class TestMemoryPlanPreview : public QObject {
     const PlanPreview p = MemoryPlanPreview::compute(r);
     QVERIFY(p.fits);
     QVERIFY2(p.summary.startsWith(QStringLiteral("No memory budget")), qPrintable(p.summary));
-    const auto engine = strata::Engine::open(STRATA_TINY_MODEL_DIR);
+    const auto engine = strata::Engine::open(STRATA_TINY_MODEL_DIR, engineSettingsFor(r));
     QCOMPARE(rowValue(p, QStringLiteral("Resident weights")),
              QLocale::c().formattedDataSize(engine->info().residentBytes, 1));
     QCOMPARE(p.rows.size(), 1);
