@@ -110,7 +110,7 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
       record(r, first.bytes(), report.threadsAll);
     }
     // f32 reference point, and BF16 (a Hugging Face checkpoint's weights kept as stored:
-    // --precision native), widened row by row.
+    // --precision native), widened in registers.
     struct Dense { const char* name; kernels::Matrix matrix; };
     const Dense dense[] = {{"f32", kernels::Matrix::fromF32(shape.rows, shape.cols, source)},
                            {"bf16", kernels::Matrix::toBf16(shape.rows, shape.cols, source)}};

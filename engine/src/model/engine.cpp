@@ -62,22 +62,11 @@ model::WeightPrecision weightPrecision(const EngineSettings& s) {
                                           : model::WeightPrecision::F32;
 }
 
-// A Hugging Face checkpoint cannot stream: everything is resident, estimated from its headers
-// (held as model/weight_source.cpp holds it: BF16 stays 16-bit under native precision, except
-// the tensors always widened; everything else f32). A budget it does not fit is refused.
+// A Hugging Face checkpoint cannot stream: everything is resident (tier/memory_plan.h).
 MemoryPlan checkpointPlan(const io::TensorStore& store, const model::ModelConfig& config,
                           const EngineSettings& settings) {
-  MemoryPlan plan = tier::planMemory(config, nullptr, weightPrecision(settings),
-                                     settings.kvPrecision, settings.memory);
-  const bool native = settings.precision == Precision::Native;
-  for (const std::string& name : store.names()) {
-    const io::TensorInfo& t = store.get(name);
-    if (name.ends_with("_scale_inv")) continue;  // FP8 scales are folded into the weights
-    const bool narrow = native && t.dtype == io::DType::BF16 && !tier::heldAsF32(name);
-    plan.residentBytes += t.elementCount() * (narrow ? 2 : 4);
-  }
-  tier::requireWholeModelFits(plan, settings.memory);
-  return plan;
+  return tier::planCheckpointMemory(config, store, weightPrecision(settings), settings.kvPrecision,
+                                    settings.memory);
 }
 
 tier::StoreSettings storeSettings(const MemoryPlan& plan, const MemorySettings& m) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/text.h"
+#include "io/safetensors.h"
 #include "strata/error.h"
 
 namespace strata::tier {
@@ -14,6 +15,20 @@ bool endsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Tensors model/weights.cpp holds in f32 whatever their stored type (norms, router, indexer
+// weights_proj, kv_b).
+bool heldAsF32(const std::string& name) {
+  return endsWith(name, "mlp.gate.weight") || endsWith(name, "weights_proj.weight") ||
+         endsWith(name, "kv_b_proj.weight") || endsWith(name, "e_score_correction_bias") ||
+         endsWith(name, "norm.weight") || endsWith(name, "norm.bias");
+}
+
+// Bytes of `count` unquantized values as model/weights.cpp holds them: f32, except BF16 kept
+// 16-bit under native precision when the tensor is not one it always widens.
+int64_t floatBytes(const std::string& name, int64_t count, bool bf16, model::WeightPrecision precision) {
+  return count * (bf16 && precision == model::WeightPrecision::Native && !heldAsF32(name) ? 2 : 4);
+}
+
 int64_t elements(const io::TensorEntry& e) {
   int64_t n = 1;
   for (int64_t d : e.shape) n *= d;
@@ -21,14 +36,21 @@ int64_t elements(const io::TensorEntry& e) {
 }
 
 int64_t heldBytes(const io::TensorEntry& e, model::WeightPrecision precision) {
-  if (heldAsF32(e.name)) return elements(e) * 4;
+  if (heldAsF32(e.name)) return elements(e) * 4;  // widened whatever its format
   switch (e.format) {
-    case io::QuantFormat::F32: return elements(e) * 4;
-    case io::QuantFormat::BF16: return elements(e) * (precision == model::WeightPrecision::F32 ? 4 : 2);
+    case io::QuantFormat::F32:
+    case io::QuantFormat::BF16: return floatBytes(e.name, elements(e), e.format == io::QuantFormat::BF16, precision);
     case io::QuantFormat::Int8:
     case io::QuantFormat::Int4: return static_cast<int64_t>(e.dataBytes() + e.scalesBytes());
   }
   return 0;
+}
+
+// "X of KV cache (N sessions x T tokens)", for the messages refusing a budget.
+std::string kvCacheText(const MemoryPlan& plan, const MemorySettings& s) {
+  return bytesText(plan.kvBytes) + " of KV cache (" +
+         (s.sessions > 1 ? std::to_string(s.sessions) + " sessions x " : std::string()) +
+         std::to_string(s.contextTokens) + " tokens)";
 }
 
 // Activations of a prefill chunk and the I/O threads' read buffers: an estimate, checked
@@ -60,25 +82,6 @@ void addPerTokenBytes(const model::ModelConfig& c, const io::Container& containe
 }
 
 }  // namespace
-
-bool heldAsF32(const std::string& name) {
-  return endsWith(name, "mlp.gate.weight") || endsWith(name, "weights_proj.weight") ||
-         endsWith(name, "kv_b_proj.weight") || endsWith(name, "e_score_correction_bias") ||
-         endsWith(name, "norm.weight") || endsWith(name, "norm.bias");
-}
-
-void requireWholeModelFits(const MemoryPlan& plan, const MemorySettings& s) {
-  if (s.budgetBytes <= 0) return;
-  const int64_t total = plan.residentBytes + plan.kvBytes + plan.scratchBytes;
-  if (total <= s.budgetBytes) return;
-  throw Error("the memory budget of " + bytesText(s.budgetBytes) + " is too small for this model: a Hugging Face " +
-              "checkpoint is held in memory whole, " + bytesText(plan.residentBytes) + " of weights + " +
-              bytesText(plan.kvBytes) + " of KV cache (" +
-              (s.sessions > 1 ? std::to_string(s.sessions) + " sessions x " : std::string()) +
-              std::to_string(s.contextTokens) + " tokens) + " + bytesText(plan.scratchBytes) + " of scratch = " +
-              bytesText(total) + "; raise the budget, shorten the context, or convert it (strata-cli convert) " +
-              "so its experts stream from disk");
-}
 
 int64_t residentTensorBytes(const model::ModelConfig& config, const io::Container& container,
                             model::WeightPrecision precision) {
@@ -139,9 +142,8 @@ MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* containe
   const int64_t available = s.budgetBytes - fixed;
   if (available < plan.minimumExpertBytes)
     throw Error("the memory budget of " + bytesText(s.budgetBytes) + " is too small for this model: it needs " +
-                bytesText(plan.residentBytes) + " of resident weights + " + bytesText(plan.kvBytes) + " of KV cache (" +
-                (s.sessions > 1 ? std::to_string(s.sessions) + " sessions x " : std::string()) +
-                std::to_string(s.contextTokens) + " tokens) + " + bytesText(plan.scratchBytes) +
+                bytesText(plan.residentBytes) + " of resident weights + " + kvCacheText(plan, s) + " + " +
+                bytesText(plan.scratchBytes) +
                 " of scratch + at least " + bytesText(plan.minimumExpertBytes) + " for experts = " +
                 bytesText(fixed + plan.minimumExpertBytes) + "; raise the budget or shorten the context");
   const int64_t allExperts = plan.expertBytes * plan.expertCount;
@@ -158,6 +160,25 @@ MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* containe
   plan.pinnedBytes = std::min(plan.pinnedBytes, experts - plan.minimumExpertBytes);
   plan.pinnedBytes = std::max<int64_t>(0, plan.pinnedBytes / plan.expertBytes * plan.expertBytes);
   plan.cacheBytes = (experts - plan.pinnedBytes) / plan.expertBytes * plan.expertBytes;
+  return plan;
+}
+
+MemoryPlan planCheckpointMemory(const model::ModelConfig& c, const io::TensorStore& store,
+                                model::WeightPrecision precision, KvPrecision kvPrecision,
+                                const MemorySettings& s) {
+  MemoryPlan plan = planMemory(c, nullptr, precision, kvPrecision, s);
+  for (const std::string& name : store.names()) {
+    if (name.ends_with("_scale_inv")) continue;  // FP8 scales are folded into the weights
+    const io::TensorInfo& t = store.get(name);
+    plan.residentBytes += floatBytes(name, t.elementCount(), t.dtype == io::DType::BF16, precision);
+  }
+  const int64_t total = plan.residentBytes + plan.kvBytes + plan.scratchBytes;
+  if (s.budgetBytes > 0 && total > s.budgetBytes)
+    throw Error("the memory budget of " + bytesText(s.budgetBytes) + " is too small for this model: a " +
+                "Hugging Face checkpoint is held in memory whole, " + bytesText(plan.residentBytes) +
+                " of weights + " + kvCacheText(plan, s) + " + " + bytesText(plan.scratchBytes) +
+                " of scratch = " + bytesText(total) + "; raise the budget, shorten the context, or " +
+                "convert it (strata-cli convert) so its experts stream from disk");
   return plan;
 }
 
