@@ -304,15 +304,17 @@ class TestKernels : public QObject {
   void batchRowsEqualSingleRows() {
     QFETCH(QString, format);
     QFETCH(int, cols);
-    const int rows = 37, n = 7;  // 7 inputs: one block of four and three alone
+    const int rows = 37, inputs = 7;
     const auto w = randomValues(static_cast<size_t>(rows) * cols, 51);
-    const auto x = randomValues(static_cast<size_t>(n) * cols, 52);
+    const auto x = randomValues(static_cast<size_t>(inputs) * cols, 52);
     const bool quantized = format.startsWith("int");
     kernels::Matrix m;
     if (format == "f32") m = kernels::Matrix::fromF32(rows, cols, w);
     else if (format == "bf16") m = kernels::Matrix::toBf16(rows, cols, w);
     else m = kernels::Matrix::fromQuantized(quant::quantizeMatrix(
              w.data(), rows, cols, format == "int8" ? IntFormat::Int8 : IntFormat::Int4, 32));
+    // Every split the kernels make: passes of four inputs, and a last pass of one to three.
+    for (const int n : {2, 3, 4, 5, 6, 7})
     for (const bool integer : {false, true}) {
       if (integer && !quantized) continue;
       kernels::KernelConfig config;
@@ -323,7 +325,7 @@ class TestKernels : public QObject {
         std::vector<float> one(static_cast<size_t>(rows));
         kernels::matmul(m, x.data() + static_cast<size_t>(i) * cols, 1, one.data(), config);
         QVERIFY2(std::memcmp(one.data(), batch.data() + static_cast<size_t>(i) * rows, rows * sizeof(float)) == 0,
-                 qPrintable(QString("input %1 differs alone").arg(i)));
+                 qPrintable(QString("input %1 of %2 differs alone").arg(i).arg(n)));
       }
       if (format == "bf16") {  // widened in registers: exactly the f32 kernel on the widened row
         std::vector<float> widened(w.size());

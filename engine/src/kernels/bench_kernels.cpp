@@ -117,15 +117,19 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
     for (const Dense& d : dense) {
       const int copies = std::max<int>(1, static_cast<int>(workingSet / static_cast<double>(d.matrix.bytes())));
       const std::vector<kernels::Matrix> mats(static_cast<size_t>(copies), d.matrix);
-      for (int threads : {1, report.threadsAll}) {
-        omp_set_num_threads(threads);
-        measureLimit(threads);
-        KernelBenchResult r{std::string(d.name) + "_matvec", d.name, 0, shape.rows, shape.cols, 1};
-        r.seconds = medianSeconds(repeats, [&] {
-          for (const auto& m : mats) kernels::matmul(m, x.data(), 1, y.data());
-        }) / copies;
-        record(r, d.matrix.bytes(), threads);
-      }
+      // One input (a decode step), and three (a speculative verify pass of two drafts, or
+      // three server streams in one step): the weights are read once either way.
+      for (int batch : {1, 3})
+        for (int threads : {1, report.threadsAll}) {
+          omp_set_num_threads(threads);
+          measureLimit(threads);
+          const std::string name = std::string(d.name) + (batch == 1 ? "_matvec" : "_matmul3");
+          KernelBenchResult r{name, d.name, 0, shape.rows, shape.cols, batch};
+          r.seconds = medianSeconds(repeats, [&] {
+            for (const auto& m : mats) kernels::matmul(m, x.data(), batch, y.data());
+          }) / copies;
+          record(r, d.matrix.bytes(), threads);
+        }
     }
   }
   omp_set_num_threads(report.threadsAll);
