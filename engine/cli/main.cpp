@@ -96,8 +96,11 @@ const std::vector<Command>& commands() {
             all self-tuning after 3 warm-up passes) and mode (ram; stream = a container whose
             expert cache holds a fraction F, default 0.25, of the experts): first-draft
             acceptance, tokens per forward pass, speed-up (median over repeats of the decode
-            tokens/s ratio). --json: one object per drafter and mode (drafter, mode,
-            acceptance, tokens_per_forward, speedup, tok_s, plain_tok_s, ...).)"},
+            tokens/s ratio), and where a round's time goes, in plain steps: drafting
+            (draft), the verify pass beyond a plain step (verify), and the speed-up if
+            verifying were free (ceiling). --json: one object per drafter and mode (drafter,
+            mode, acceptance, tokens_per_forward, speedup, tok_s, plain_tok_s, draft_cost,
+            verify_cost, ceiling, ...).)"},
       {"bench serve", {"json"}, strata::cli::runBenchServe,
        R"(bench serve --model DIR [--streams 1,2,4] [--tokens N] [--prompt-tokens N]
             [--repeats N] [--threads N] [--ram-gb X] [--io direct|buffered|uring] [--json]

@@ -34,11 +34,12 @@ int runBenchSpec(const Args& args) {
   const auto rows = benchSpeculation(o, [](const std::string& line) {
     std::fprintf(stderr, "%s\n", line.c_str());
   });
-  std::printf("%-8s %-7s %10s %12s %8s %10s %10s\n", "drafter", "mode", "acceptance",
-              "tok/forward", "speedup", "tok/s", "plain");
+  std::printf("%-8s %-7s %10s %12s %8s %10s %10s %6s %7s %8s\n", "drafter", "mode", "acceptance",
+              "tok/forward", "speedup", "tok/s", "plain", "draft", "verify", "ceiling");
   for (const SpecBenchRow& r : rows)
-    std::printf("%-8s %-7s %10.3f %12.2f %8.2f %10.1f %10.1f\n", r.drafter.c_str(), r.mode.c_str(),
-                r.acceptance, r.tokensPerForward, r.speedup, r.tokensPerSecond, r.plainTokensPerSecond);
+    std::printf("%-8s %-7s %10.3f %12.2f %8.2f %10.1f %10.1f %6.2f %7.2f %8.2f\n", r.drafter.c_str(),
+                r.mode.c_str(), r.acceptance, r.tokensPerForward, r.speedup, r.tokensPerSecond,
+                r.plainTokensPerSecond, r.draftCost, r.verifyCost, r.ceiling);
   if (json)
     for (const SpecBenchRow& r : rows) {
       const nlohmann::json j = {{"drafter", r.drafter},
@@ -48,6 +49,9 @@ int runBenchSpec(const Args& args) {
                                 {"speedup", r.speedup},
                                 {"tok_s", r.tokensPerSecond},
                                 {"plain_tok_s", r.plainTokensPerSecond},
+                                {"draft_cost", r.draftCost},
+                                {"verify_cost", r.verifyCost},
+                                {"ceiling", r.ceiling},
                                 {"rounds", r.rounds},
                                 {"drafted", r.drafted},
                                 {"accepted", r.accepted}};

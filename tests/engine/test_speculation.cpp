@@ -115,6 +115,9 @@ class TestSpeculation : public QObject {
       QVERIFY(b.speculation.forwards < a.speculation.forwards || b.speculation.accepted == 0);
       drafted += b.speculation.drafted;
       accepted += b.speculation.accepted;
+      // Drafting is timed (bench spec splits a round's time into drafting and verifying).
+      QVERIFY(b.speculation.drafted == 0 || b.speculation.draftSeconds > 0);
+      QVERIFY(b.speculation.draftSeconds < b.decodeSeconds);
     }
     QVERIFY2(drafted > 0, "the drafter never proposed anything");
     QVERIFY2(accepted > 0, "no draft token was ever accepted");

@@ -8,10 +8,11 @@ repeats=${2:-5}
   grep '^{' |
   python3 -c '
 import json, sys
-print("| drafter | mode | first-token acceptance | tokens per pass | speed-up | tok/s | plain tok/s |")
-print("|---|---|---|---|---|---|---|")
+print("| drafter | mode | first-token acceptance | tokens per pass | speed-up | tok/s | plain tok/s | draft | verify | ceiling |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for line in sys.stdin:
     r = json.loads(line)
-    print("| %s | %s | %.0f %% | %.2f | %.2fx | %.0f | %.0f |" % (r["drafter"], r["mode"], 100 * r["acceptance"],
-          r["tokens_per_forward"], r["speedup"], r["tok_s"], r["plain_tok_s"]))
+    print("| %s | %s | %.0f %% | %.2f | %.2fx | %.0f | %.0f | %.2f | %.2f | %.2fx |" % (r["drafter"], r["mode"],
+          100 * r["acceptance"], r["tokens_per_forward"], r["speedup"], r["tok_s"], r["plain_tok_s"],
+          r["draft_cost"], r["verify_cost"], r["ceiling"]))
 '

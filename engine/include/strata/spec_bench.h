@@ -37,6 +37,11 @@ struct SpecBenchRow {
   double speedup = 0;           // median ratio of decode tokens/s to plain decoding
   double tokensPerSecond = 0;   // median, with the drafter
   double plainTokensPerSecond = 0;
+  // Where a round's time goes, in plain decode steps (medians): proposing its drafts, and what
+  // its verify pass costs beyond a plain step (the extra rows, their experts, the rollback).
+  // speedup ~ tokensPerForward / (1 + draftCost + verifyCost); `ceiling` is the speed-up these
+  // drafts would give if verifying them were free: tokensPerForward / (1 + draftCost).
+  double draftCost = 0, verifyCost = 0, ceiling = 0;
   int64_t drafted = 0, accepted = 0, rounds = 0;
 };
 

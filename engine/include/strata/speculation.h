@@ -65,6 +65,7 @@ struct SpeculationSummary {
   int64_t forwards = 0;  // forward passes after the prompt (plain steps and verify passes)
   int64_t drafted = 0;
   int64_t accepted = 0;
+  double draftSeconds = 0;  // proposing drafts (MTP layer passes, n-gram scans, grammar walks)
   double tokensPerForward() const;
 };
 

@@ -173,6 +173,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     const int64_t before = cache_.length();  // `next` goes here
     const int budget = options.maxNewTokens - static_cast<int>(result.tokens.size());
     auto [kind, draft] = chooseDraft(history, budget - 1, active, draftSampler);
+    result.speculation.draftSeconds += secondsSince(roundStart);
     const auto drafted = static_cast<int>(draft.tokens.size());
     std::vector<int32_t> batch{next};
     batch.insert(batch.end(), draft.tokens.begin(), draft.tokens.end());

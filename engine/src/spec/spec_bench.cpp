@@ -83,6 +83,7 @@ struct Run {
   double tokens = 0;   // after the first (which comes from the prefill)
   double seconds = 0;  // decoding them
   double forwards = 0;
+  double draftSeconds = 0;  // of `seconds`, proposing drafts
   double tokS() const { return seconds > 0 ? tokens / seconds : 0; }
 };
 
@@ -97,6 +98,7 @@ Run decodeAll(Engine& engine, const std::vector<Prompt>& prompts, int maxNewToke
     run.tokens += static_cast<double>(r.tokens.size()) - 1;
     run.seconds += r.decodeSeconds;
     run.forwards += static_cast<double>(r.speculation.forwards);
+    run.draftSeconds += r.speculation.draftSeconds;
   }
   return run;
 }
@@ -184,7 +186,7 @@ std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
     if (!json.empty()) drafters.push_back("grammar");
     drafters.push_back("auto");
     struct Samples {
-      std::vector<double> ratio, tokS, plainTokS;
+      std::vector<double> ratio, tokS, plainTokS, draftCost, verifyCost, ceiling;
       Run total;
       DrafterStats start;
     };
@@ -214,6 +216,13 @@ std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
         s.ratio.push_back(run.tokS() / base.tokS());
         s.tokS.push_back(run.tokS());
         s.plainTokS.push_back(base.tokS());
+        // A round's time in plain steps: 1 + draft cost + verify cost. Without a verify cost
+        // (extra rows free) the round would give the ceiling.
+        const double plainStep = 1.0 / base.tokS();
+        const double draftCost = run.draftSeconds / run.forwards / plainStep;
+        s.draftCost.push_back(draftCost);
+        s.verifyCost.push_back((run.seconds - run.draftSeconds) / run.forwards / plainStep - 1.0);
+        s.ceiling.push_back(run.tokens / run.forwards / (1.0 + draftCost));
         s.total.tokens += run.tokens;
         s.total.forwards += run.forwards;
         say(mode + " " + d + " repeat " + std::to_string(r + 1) + ": " + std::to_string(run.tokS()) +
@@ -234,6 +243,9 @@ std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
       row.speedup = median(s.ratio);
       row.tokensPerSecond = median(s.tokS);
       row.plainTokensPerSecond = median(s.plainTokS);
+      row.draftCost = median(s.draftCost);
+      row.verifyCost = median(s.verifyCost);
+      row.ceiling = median(s.ceiling);
       rows.push_back(row);
     }
   }
