@@ -109,8 +109,8 @@ class TestChatFormat : public QObject {
     QTest::addColumn<QStringList>("extra");
     QTest::addColumn<int>("exitCode");
     QTest::addColumn<QString>("message");
-    QTest::newRow("bad role") << R"([{"role": "developer", "content": "x"}])" << QStringList{} << 1
-                              << "messages[0].role: expected one of system, user, assistant, tool";
+    QTest::newRow("bad role") << R"([{"role": "narrator", "content": "x"}])" << QStringList{} << 1
+                              << "messages[0].role: expected one of system, developer, user, assistant, tool";
     QTest::newRow("not json") << "[{" << QStringList{} << 1 << "not valid JSON";
     QTest::newRow("bad switch") << R"([])" << QStringList{"--enable-thinking", "yes"} << 2
                                 << "--enable-thinking must be 0 or 1";
@@ -200,8 +200,8 @@ class TestChatFormat : public QObject {
     QTest::newRow("not an object") << R"([{"role": "user", "content": ""}, 3])"
                                    << "messages[1]: expected an object, got number";
     QTest::newRow("unknown role")
-        << R"([{"role": "user"}, {"role": "user"}, {"role": "developer"}])"
-        << "messages[2].role: expected one of system, user, assistant, tool, not 'developer'";
+        << R"([{"role": "user"}, {"role": "user"}, {"role": "function"}])"
+        << "messages[2].role: expected one of system, developer, user, assistant, tool, not 'function'";
     QTest::newRow("missing role") << R"([{"content": "x"}])"
                                   << "messages[0].role: missing";
     QTest::newRow("role not a string") << R"([{"role": 1}])"
@@ -241,6 +241,21 @@ class TestChatFormat : public QObject {
     } catch (const strata::Error& e) {
       QVERIFY2(QString(e.what()).contains(message), e.what());
     }
+  }
+
+  // OpenAI clients send their system instructions as "developer" for newer models: the
+  // prompt is exactly the one a "system" message gives.
+  void developerMessagesAreSystemMessages() {
+    const auto render = [](const char* role) {
+      Json messages = Json::parse(R"([{"role": "", "content": "Answer in French."},
+                                      {"role": "user", "content": "Hi"}])");
+      messages[0]["role"] = role;
+      strata::ChatOptions options;
+      options.addGenerationPrompt = true;
+      return strata::renderGlmChat(strata::parseChatMessages(messages), {}, options);
+    };
+    QCOMPARE(render("developer"), render("system"));
+    QVERIFY(render("developer").find("<|system|>Answer in French.<|user|>") != std::string::npos);
   }
 
   void malformedToolsNameTheField() {

@@ -18,15 +18,17 @@ std::string typeName(const Json& value) {
 
 ChatRole parseRole(const Json& message, const std::string& field) {
   if (!message.contains("role"))
-    throw Error(field + ": missing (expected one of system, user, assistant, tool)");
+    throw Error(field + ": missing (expected one of system, developer, user, assistant, tool)");
   const Json& role = message["role"];
-  if (!role.is_string()) fail(field, "a string (one of system, user, assistant, tool)", role);
+  if (!role.is_string()) fail(field, "a string (one of system, developer, user, assistant, tool)", role);
   const std::string& name = role.get_ref<const std::string&>();
-  if (name == "system") return ChatRole::System;
+  // OpenAI's newer name for system instructions (its clients send it for recent models); GLM's
+  // template knows only system, as vLLM and llama.cpp map it too.
+  if (name == "system" || name == "developer") return ChatRole::System;
   if (name == "user") return ChatRole::User;
   if (name == "assistant") return ChatRole::Assistant;
   if (name == "tool") return ChatRole::Tool;
-  throw Error(field + ": expected one of system, user, assistant, tool, not '" + name + "'");
+  throw Error(field + ": expected one of system, developer, user, assistant, tool, not '" + name + "'");
 }
 
 bool isTextPart(const Json& part) {
