@@ -23,7 +23,7 @@ ChatRole parseRole(const Json& message, const std::string& field) {
   if (!role.is_string()) fail(field, "a string (one of system, developer, user, assistant, tool)", role);
   const std::string& name = role.get_ref<const std::string&>();
   // OpenAI's newer name for system instructions (its clients send it for recent models); GLM's
-  // template knows only system, as vLLM and llama.cpp map it too.
+  // template knows only system (llama.cpp's server maps it the same way).
   if (name == "system" || name == "developer") return ChatRole::System;
   if (name == "user") return ChatRole::User;
   if (name == "assistant") return ChatRole::Assistant;
