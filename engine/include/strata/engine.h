@@ -72,6 +72,15 @@ struct ModelInfo {
   MemoryPlan plan;            // how memory is divided (plan.streaming: experts stream)
 };
 
+// A generated token's log probability under the model (the log-softmax of the logits it was
+// chosen from, before temperature, penalties or a grammar), with the most likely tokens there.
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;  // (id, log probability), most likely first
+};
+constexpr int kMaxTopLogprobs = 20;  // as OpenAI's top_logprobs
+
 struct GenerateOptions {
   SamplingParams sampling;         // temperature 0: greedy
   int maxNewTokens = 512;
@@ -95,6 +104,11 @@ struct GenerateOptions {
   // Called after each prefill step with the context tokens evaluated so far (reused ones
   // included) and the context's length: a progress bar (with prefillChunkTokens set).
   std::function<void(int64_t done, int64_t total)> onPrefillProgress;
+  // >= 0: each generated token's log probability, with this many (0..kMaxTopLogprobs) of the
+  // most likely tokens at its position, in GenerateResult::logprobs and to onLogprob as it is
+  // chosen. -1: none (computing them costs a pass over the vocabulary per token).
+  int topLogprobs = -1;
+  std::function<void(const TokenLogprob&)> onLogprob;
 };
 
 struct GenerateResult {
@@ -106,6 +120,7 @@ struct GenerateResult {
   double prefillSeconds = 0;    // evaluating the context's new tokens, to the first token
   double decodeSeconds = 0;     // the rest
   SpeculationSummary speculation;
+  std::vector<TokenLogprob> logprobs;  // with GenerateOptions::topLogprobs >= 0: one per token
 };
 
 // One conversation: its own KV cache over the shared weights. A session is used by one

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "model/session.h"
+#include "sampling/logprobs.h"
 
 namespace strata::model {
 namespace {
@@ -57,6 +58,9 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
   if (options.grammarAfterToken < -1 || options.grammarAfterToken >= vocab)
     throw Error("generate: grammarAfterToken " + std::to_string(options.grammarAfterToken) +
                 " is not a token of this model (vocabulary " + std::to_string(vocab) + ")");
+  if (options.topLogprobs < -1 || options.topLogprobs > kMaxTopLogprobs)
+    throw Error("generate: topLogprobs must be -1 (none) or in [0, " + std::to_string(kMaxTopLogprobs) +
+                "], got " + std::to_string(options.topLogprobs));
   Sampler sampler(options.sampling);
   Sampler draftSampler(draftParams(options.sampling));
   const std::vector<int>& eosIds = transformer_.config().eosTokenIds;
@@ -165,7 +169,17 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
       throw Error("generate: token " + std::to_string(token) + " was sampled against the grammar");
   };
 
-  int32_t next = sampler.sample(constrained(step.logits.data() + step.logits.size() - vocab), history);
+  // The token chosen from a logits row: its log probability there, when asked for.
+  auto noteLogprob = [&](const float* row, int32_t token) {
+    if (options.topLogprobs < 0) return;
+    result.logprobs.push_back(
+        tokenLogprob({row, static_cast<size_t>(vocab)}, token, options.topLogprobs));
+    if (options.onLogprob) options.onLogprob(result.logprobs.back());
+  };
+
+  const float* lastRow = step.logits.data() + step.logits.size() - vocab;
+  int32_t next = sampler.sample(constrained(lastRow), history);
+  noteLogprob(lastRow, next);
   accept(next);
   bool done = emit(next);
   while (!done) {
@@ -184,7 +198,8 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     int accepted = 0;
     int rows = 0;
     for (int i = 0; i <= drafted; ++i) {
-      const std::span<const float> logits = constrained(step.logits.data() + static_cast<size_t>(i) * vocab);
+      const float* row = step.logits.data() + static_cast<size_t>(i) * vocab;
+      const std::span<const float> logits = constrained(row);
       int32_t token;
       if (i < drafted && !draft.q.empty()) {
         bool kept = false;
@@ -192,6 +207,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
       } else {
         token = sampler.sample(logits, history);
       }
+      noteLogprob(row, token);
       accept(token);
       done = emit(token);
       rows = i + 1;

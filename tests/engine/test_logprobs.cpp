@@ -1,0 +1,143 @@
+// GenerateOptions::topLogprobs: each generated token's log probability is the log-softmax of
+// the model's logits at its position (checked against logits from a separate teacher-forced
+// pass, summed in long double here), its alternatives are that row's most likely tokens in
+// order, speculative decoding reports exactly what plain decoding reports, and sampling settings
+// do not change the numbers (they are the model's, before temperature).
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "strata/chat.h"
+#include "strata/engine.h"
+
+namespace fs = std::filesystem;
+using namespace strata;
+
+namespace {
+
+fs::path tinyModel() { return fs::path(STRATA_RESOURCES_DIR) / "models" / "strata-tiny"; }
+
+std::unique_ptr<Engine> openTiny(bool speculate) {
+  EngineSettings settings;
+  if (!speculate) settings.speculation.mtp = settings.speculation.ngram = DrafterMode::Off;
+  else settings.speculation.mtp = settings.speculation.ngram = DrafterMode::On;
+  return Engine::open(tinyModel(), settings);
+}
+
+std::vector<int32_t> prompt(const Engine& engine, const std::string& question) {
+  ChatOptions chat;
+  chat.addGenerationPrompt = true;
+  const std::vector<ChatMessage> messages{{ChatRole::User, question}};
+  return engine.tokenizer()->encode(renderGlmChat(messages, {}, chat));
+}
+
+GenerateOptions withLogprobs(int top, float temperature) {
+  GenerateOptions o;
+  o.sampling.temperature = temperature;
+  o.sampling.seed = 11;
+  o.maxNewTokens = 24;
+  o.topLogprobs = top;
+  return o;
+}
+
+// log softmax(row)[id], independently of the engine's code.
+double referenceLogprob(const float* row, int vocab, int32_t id) {
+  long double sum = 0;
+  for (int i = 0; i < vocab; ++i) sum += std::exp(static_cast<long double>(row[i]));
+  return static_cast<double>(row[id] - std::log(sum));
+}
+
+}  // namespace
+
+class TestLogprobs : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void logprobsAreTheModelsDistribution_data() {
+    QTest::addColumn<float>("temperature");
+    QTest::newRow("greedy") << 0.0f;
+    QTest::newRow("sampled") << 1.3f;
+  }
+  void logprobsAreTheModelsDistribution() {
+    QFETCH(float, temperature);
+    auto engine = openTiny(false);
+    const int vocab = engine->info().vocabSize;
+    const auto context = prompt(*engine, "What is the capital of Kenya?");
+    const GenerateResult r = engine->newSession()->generate(context, withLogprobs(5, temperature));
+    QCOMPARE(r.logprobs.size(), r.tokens.size());
+
+    // The same positions, teacher-forced in a fresh session: row k of this pass chose token k.
+    auto session = engine->newSession();
+    std::vector<float> rows = session->append(context).logits;
+    rows.erase(rows.begin(), rows.end() - vocab);
+    const std::vector<int32_t> forced(r.tokens.begin(), r.tokens.end() - 1);
+    const std::vector<float> more = session->append(forced).logits;
+    rows.insert(rows.end(), more.begin(), more.end());
+
+    for (size_t k = 0; k < r.tokens.size(); ++k) {
+      const TokenLogprob& lp = r.logprobs[k];
+      const float* row = rows.data() + k * vocab;
+      QCOMPARE(lp.token, r.tokens[k]);
+      QVERIFY2(std::abs(lp.logprob - referenceLogprob(row, vocab, lp.token)) < 2e-4,
+               qPrintable(QString("token %1: %2 vs %3").arg(k).arg(lp.logprob).arg(referenceLogprob(row, vocab, lp.token))));
+      QCOMPARE(lp.top.size(), size_t{5});
+      // The row's five largest logits, in order.
+      std::vector<int32_t> ids(static_cast<size_t>(vocab));
+      for (int i = 0; i < vocab; ++i) ids[static_cast<size_t>(i)] = i;
+      std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+      for (size_t j = 0; j < 5; ++j) {
+        QCOMPARE(lp.top[j].first, ids[j]);
+        QVERIFY(std::abs(lp.top[j].second - referenceLogprob(row, vocab, ids[j])) < 2e-4);
+      }
+      if (temperature == 0.0f) QCOMPARE(lp.token, lp.top[0].first);  // greedy takes the argmax
+      QVERIFY(lp.logprob <= lp.top[0].second);
+    }
+  }
+
+  // Verify passes compute each row exactly as a plain step does, so the numbers are the same.
+  void speculationReportsWhatPlainDecodingReports() {
+    auto plain = openTiny(false);
+    auto speculative = openTiny(true);
+    for (const char* q : {"Count the items: desk, rabbit, lamp.", "Give me a JSON object with name Ada and age 36."}) {
+      const auto context = prompt(*plain, q);
+      const GenerateResult a = plain->newSession()->generate(context, withLogprobs(3, 0));
+      const GenerateResult b = speculative->newSession()->generate(context, withLogprobs(3, 0));
+      QVERIFY(b.speculation.drafted > 0);
+      QCOMPARE(b.tokens, a.tokens);
+      QCOMPARE(b.logprobs.size(), a.logprobs.size());
+      for (size_t k = 0; k < a.logprobs.size(); ++k) {
+        QCOMPARE(b.logprobs[k].logprob, a.logprobs[k].logprob);
+        QVERIFY(b.logprobs[k].top == a.logprobs[k].top);
+      }
+    }
+  }
+
+  // Live: onLogprob sees each token's entry as it is chosen, the same as the result's.
+  void streamedAsTheyComeAndOffByDefault() {
+    auto engine = openTiny(false);
+    const auto context = prompt(*engine, "Hi");
+    GenerateOptions o = withLogprobs(0, 0);
+    std::vector<TokenLogprob> seen;
+    auto session = engine->newSession();
+    o.onLogprob = [&](const TokenLogprob& lp) { seen.push_back(lp); };
+    const GenerateResult r = session->generate(context, o);
+    QCOMPARE(seen.size(), r.logprobs.size());
+    for (size_t k = 0; k < seen.size(); ++k) {
+      QCOMPARE(seen[k].token, r.tokens[k]);
+      QVERIFY(seen[k].top.empty());
+    }
+    QVERIFY(engine->newSession()->generate(context, withLogprobs(-1, 0)).logprobs.empty());
+    try {
+      engine->newSession()->generate(context, withLogprobs(kMaxTopLogprobs + 1, 0));
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("topLogprobs") != std::string::npos, e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestLogprobs)
+#include "test_logprobs.moc"
