@@ -1,8 +1,11 @@
 #pragma once
 // A completion request that passed validation and admission: what the streaming and the
 // non-streaming responses both need.
+#include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "completion_request.h"
 #include "job.h"
@@ -17,7 +20,20 @@ struct AdmittedCompletion {
   int64_t promptTokens = 0;
   Job::Clock::time_point deadline;
   double timeoutSeconds = 0;
+  const Tokenizer* tokenizer = nullptr;  // the engine's
+  std::vector<int> endTokens;  // ids that end a reply without being text (none with ignore_eos)
 };
+
+// The "logprobs" of a chat choice for these tokens: the reply's tokens only (an end token that
+// closed it is not part of the text); null when the request did not ask.
+inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
+                                            std::span<const TokenLogprob> tokens) {
+  if (c.request.generate.topLogprobs < 0) return nullptr;
+  std::vector<TokenLogprob> kept;
+  for (const TokenLogprob& t : tokens)
+    if (std::find(c.endTokens.begin(), c.endTokens.end(), t.token) == c.endTokens.end()) kept.push_back(t);
+  return chatLogprobsJson(*c.tokenizer, kept);
+}
 
 // The reply of a finished chat generation, its tool calls given ids unique to the response.
 inline AssistantReply parsedReply(const AdmittedCompletion& c, const std::string& text) {

@@ -59,7 +59,8 @@ Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
     return completionJson(c.identity, r.text, openAiFinishReason(r.finishReason, false), usage);
   const AssistantReply reply = parsedReply(c, r.text);
   return chatCompletionJson(c.identity, reply,
-                            openAiFinishReason(r.finishReason, !reply.toolCalls.empty()), usage);
+                            openAiFinishReason(r.finishReason, !reply.toolCalls.empty()), usage,
+                            replyLogprobs(c, r.logprobs));
 }
 
 }  // namespace
@@ -115,6 +116,8 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
                        std::to_string(settings_.maxPromptTokens),
                    chat ? "messages" : "prompt", "context_length_exceeded");
 
+  c.tokenizer = tokenizer;
+  if (!c.request.generate.ignoreEos) c.endTokens = engine_.info().eosTokenIds;
   c.job = std::make_shared<Job>(std::move(ids), c.request.generate);
   c.timeoutSeconds = settings_.timeoutSeconds;
   c.deadline = Job::Clock::now() + std::chrono::duration_cast<Job::Clock::duration>(

@@ -209,7 +209,12 @@ CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSetti
     throw ApiError(400, e.what(), "tools", "invalid_value");
   }
   if (const Json* choice = field(body, "tool_choice")) r.generate.grammar = toolChoiceGrammar(*choice, r);
-  if (boolean(body, "logprobs", false)) invalid("logprobs", "log probabilities are not supported");
+  // OpenAI's shape: logprobs true, then top_logprobs alternatives (0..20) per token.
+  const bool logprobs = boolean(body, "logprobs", false);
+  const int64_t top = integer(body, "top_logprobs", 0, 0, kMaxTopLogprobs);
+  if (field(body, "top_logprobs") && !logprobs)
+    invalid("top_logprobs", "needs \"logprobs\": true");
+  if (logprobs) r.generate.topLogprobs = static_cast<int>(top);
   if (const Json* kwargs = field(body, "chat_template_kwargs")) {
     if (!kwargs->is_object())
       invalid("chat_template_kwargs",
@@ -236,7 +241,8 @@ CompletionRequest parseCompletionRequest(const Json& body, const ServerSettings&
                           std::string(prompt->type_name()));
   if (r.prompt.empty()) invalid("prompt", "must not be empty");
   if (boolean(body, "echo", false)) invalid("echo", "echo is not supported");
-  if (field(body, "logprobs")) invalid("logprobs", "log probabilities are not supported");
+  if (field(body, "logprobs"))
+    invalid("logprobs", "log probabilities are given by /v1/chat/completions only (\"logprobs\": true)");
   if (field(body, "suffix")) invalid("suffix", "suffix (fill-in-the-middle) is not supported");
   return r;
 }

@@ -41,6 +41,12 @@ bool CompletionStream::event(httplib::DataSink& sink, const Json& payload) {
   return write(sink, "data: " + dumpJson(payload) + "\n\n");
 }
 
+nlohmann::ordered_json CompletionStream::takeLogprobs() {
+  Json j = replyLogprobs(c_, logprobs_);
+  logprobs_.clear();
+  return j;
+}
+
 bool CompletionStream::text(httplib::DataSink& sink, const std::string& generated) {
   generated_ += generated;
   const bool usageField = c_.request.includeUsage;
@@ -48,11 +54,12 @@ bool CompletionStream::text(httplib::DataSink& sink, const std::string& generate
     return event(sink, completionChunkJson(c_.identity, generated, "", usageField));
   const ReplyStream::Delta delta = reply_.push(generated);
   if (!delta.reasoning.empty() &&
-      !event(sink,
-             chatChunkJson(c_.identity, {{"reasoning_content", delta.reasoning}}, "", usageField)))
+      !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", delta.reasoning}}, "",
+                                 usageField, takeLogprobs())))
     return false;
   if (!delta.content.empty() &&
-      !event(sink, chatChunkJson(c_.identity, {{"content", delta.content}}, "", usageField)))
+      !event(sink, chatChunkJson(c_.identity, {{"content", delta.content}}, "", usageField,
+                                 takeLogprobs())))
     return false;
   return true;
 }
@@ -81,18 +88,22 @@ bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
     const AssistantReply parsed = parsedReply(c_, generated_);
     const ReplyStream::Delta rest = reply_.finish(!parsed.toolCalls.empty());
     if (!rest.reasoning.empty() &&
-        !event(sink,
-               chatChunkJson(c_.identity, {{"reasoning_content", rest.reasoning}}, "", usageField)))
+        !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", rest.reasoning}}, "",
+                                   usageField, takeLogprobs())))
       return false;
     if (!rest.content.empty() &&
-        !event(sink, chatChunkJson(c_.identity, {{"content", rest.content}}, "", usageField)))
+        !event(sink, chatChunkJson(c_.identity, {{"content", rest.content}}, "", usageField,
+                                   takeLogprobs())))
       return false;
     if (!parsed.toolCalls.empty() &&
         !event(sink, chatChunkJson(c_.identity, {{"tool_calls", toolCallDeltas(parsed)}}, "",
-                                   usageField)))
+                                   usageField, takeLogprobs())))
       return false;
     finishReason = openAiFinishReason(r.finishReason, !parsed.toolCalls.empty());
-    if (!event(sink, chatChunkJson(c_.identity, Json::object(), finishReason, usageField)))
+    // Tokens whose text never came out (a stop string's) ride on the last chunk.
+    Json last = takeLogprobs();
+    if (last.is_object() && last["content"].empty()) last = nullptr;
+    if (!event(sink, chatChunkJson(c_.identity, Json::object(), finishReason, usageField, last)))
       return false;
   } else {
     finishReason = openAiFinishReason(r.finishReason, false);
@@ -127,6 +138,7 @@ bool CompletionStream::provide(httplib::DataSink& sink) {
     scheduler_.cancel(c_.job);  // left while queued or prefilling: nothing was written to fail
     return false;
   }
+  logprobs_.insert(logprobs_.end(), p.logprobs.begin(), p.logprobs.end());
   if (!p.text.empty() && !text(sink, p.text)) return false;
   if (p.done) return end(sink, p);
   if (Job::Clock::now() >= c_.deadline) scheduler_.cancel(c_.job);  // ends with a timeout event

@@ -44,6 +44,9 @@ class CompletionStream {
   ReplyStream reply_;
   bool opened_ = false;
   std::string generated_;  // everything so far (chat: parsed for tool calls at the end)
+  // Chosen tokens not yet sent: they ride on the next chunk written.
+  std::vector<TokenLogprob> logprobs_;
+  nlohmann::ordered_json takeLogprobs();
   Job::Clock::time_point lastWrite_;
   std::optional<ClientConnection> client_;
 };

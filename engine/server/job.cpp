@@ -5,6 +5,8 @@ namespace strata::server {
 Job::Job(std::vector<int32_t> prompt, GenerateOptions options)
     : prompt_(std::move(prompt)), options_(std::move(options)) {
   options_.cancel = &cancelled_;
+  if (options_.topLogprobs >= 0)
+    options_.onLogprob = [this](const TokenLogprob& logprob) { appendLogprob(logprob); };
 }
 
 void Job::start() {
@@ -17,6 +19,11 @@ void Job::appendText(std::string_view text) {
   std::lock_guard lock(mutex_);
   pending_.append(text);
   changed_.notify_all();
+}
+
+void Job::appendLogprob(const TokenLogprob& logprob) {
+  std::lock_guard lock(mutex_);
+  pendingLogprobs_.push_back(logprob);  // its text follows at once: that wakes the handler
 }
 
 void Job::finish(GenerateResult result) {
@@ -40,6 +47,7 @@ Job::Progress Job::wait(Clock::time_point until) {
   p.started = started_;
   p.done = done_;
   p.text.swap(pending_);
+  p.logprobs.swap(pendingLogprobs_);
   if (done_) {
     p.result = result_;
     p.error = error_;

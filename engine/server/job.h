@@ -35,6 +35,7 @@ class Job {
   // Worker side.
   void start();
   void appendText(std::string_view text);
+  void appendLogprob(const TokenLogprob& logprob);  // options().onLogprob calls it
   void finish(GenerateResult result);
   void fail(std::string message);
 
@@ -43,6 +44,7 @@ class Job {
     bool started = false;  // a worker has taken the job (prefill running or done)
     bool done = false;     // result or error is set
     std::string text;      // reply text new since the last call
+    std::vector<TokenLogprob> logprobs;  // tokens chosen since the last call (with topLogprobs)
     std::optional<GenerateResult> result;
     std::string error;  // the engine's message when generation failed
   };
@@ -59,6 +61,7 @@ class Job {
   bool started_ = false;
   bool done_ = false;
   std::string pending_;
+  std::vector<TokenLogprob> pendingLogprobs_;
   std::optional<GenerateResult> result_;
   std::string error_;
 };

@@ -13,7 +13,26 @@ Json head(const ResponseIdentity& who, const char* object) {
   return {{"id", who.id}, {"object", object}, {"created", who.created}, {"model", who.model}};
 }
 
+Json tokenJson(const Tokenizer& tokenizer, int32_t id, float logprob) {
+  const std::string text = tokenizer.decode(std::span<const int32_t>(&id, 1));
+  Json bytes = Json::array();
+  for (const unsigned char b : text) bytes.push_back(b);
+  return {{"token", text}, {"logprob", logprob}, {"bytes", std::move(bytes)}};
+}
+
 }  // namespace
+
+Json chatLogprobsJson(const Tokenizer& tokenizer, std::span<const TokenLogprob> tokens) {
+  Json content = Json::array();
+  for (const TokenLogprob& t : tokens) {
+    Json entry = tokenJson(tokenizer, t.token, t.logprob);
+    Json top = Json::array();
+    for (const auto& [id, logprob] : t.top) top.push_back(tokenJson(tokenizer, id, logprob));
+    entry["top_logprobs"] = std::move(top);
+    content.push_back(std::move(entry));
+  }
+  return {{"content", std::move(content)}, {"refusal", nullptr}};
+}
 
 Json usageJson(int64_t promptTokens, int64_t completionTokens) {
   return {{"prompt_tokens", promptTokens},
@@ -27,22 +46,22 @@ std::string openAiFinishReason(const std::string& engineReason, bool hasToolCall
 }
 
 Json chatCompletionJson(const ResponseIdentity& who, const AssistantReply& reply,
-                        const std::string& finishReason, const Json& usage) {
+                        const std::string& finishReason, const Json& usage, const Json& logprobs) {
   Json j = head(who, "chat.completion");
   j["choices"] = Json::array({{{"index", 0},
                                {"message", toOpenAiMessage(reply)},
-                               {"logprobs", nullptr},
+                               {"logprobs", logprobs},
                                {"finish_reason", finishReason}}});
   j["usage"] = usage;
   return j;
 }
 
 Json chatChunkJson(const ResponseIdentity& who, Json delta, const std::string& finishReason,
-                   bool withUsageField) {
+                   bool withUsageField, const Json& logprobs) {
   Json j = head(who, "chat.completion.chunk");
   j["choices"] = Json::array({{{"index", 0},
                                {"delta", std::move(delta)},
-                               {"logprobs", nullptr},
+                               {"logprobs", logprobs},
                                {"finish_reason", reasonOrNull(finishReason)}}});
   if (withUsageField) j["usage"] = nullptr;
   return j;

@@ -3,9 +3,12 @@
 // chat.completion.chunk, text_completion, the models list and usage.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 #include "strata/chat.h"
+#include "strata/engine.h"
+#include "strata/tokenizer.h"
 
 namespace strata::server {
 
@@ -21,14 +24,22 @@ nlohmann::ordered_json usageJson(int64_t promptTokens, int64_t completionTokens)
 // "stop", "length" or "tool_calls" from the engine's finish reason.
 std::string openAiFinishReason(const std::string& engineReason, bool hasToolCalls);
 
+// A choice's "logprobs" for these tokens: {"content": [{"token", "logprob", "bytes",
+// "top_logprobs": [{"token", "logprob", "bytes"}]}], "refusal": null}. A token's text is its
+// exact bytes (JSON-escaped; `bytes` carries them when they split a UTF-8 character).
+nlohmann::ordered_json chatLogprobsJson(const Tokenizer& tokenizer, std::span<const TokenLogprob> tokens);
+
+// logprobs: the choice's "logprobs" (null when not asked for).
 nlohmann::ordered_json chatCompletionJson(const ResponseIdentity& who, const AssistantReply& reply,
                                           const std::string& finishReason,
-                                          const nlohmann::ordered_json& usage);
+                                          const nlohmann::ordered_json& usage,
+                                          const nlohmann::ordered_json& logprobs = nullptr);
 
 // One chunk. finishReason empty: null. withUsageField: "usage": null (stream_options.include_usage
 // asks for the field on every chunk; the last chunk carries the numbers, see usageChunkJson).
 nlohmann::ordered_json chatChunkJson(const ResponseIdentity& who, nlohmann::ordered_json delta,
-                                     const std::string& finishReason, bool withUsageField);
+                                     const std::string& finishReason, bool withUsageField,
+                                     const nlohmann::ordered_json& logprobs = nullptr);
 nlohmann::ordered_json usageChunkJson(const ResponseIdentity& who, const char* object,
                                       const nlohmann::ordered_json& usage);
 

@@ -1,5 +1,5 @@
 // Drives `strata-cli serve` with the official `openai` npm client: models list, chat
-// (non-streaming and streaming), completions, a tool-call round trip and an error. Exits
+// (non-streaming and streaming), log probabilities, completions, a tool-call round trip and an error. Exits
 // non-zero with a message on the first failed check; prints one JSON line on success.
 //   node openai_client.mjs BASE_URL MODEL_ID API_KEY
 import OpenAI from 'openai';
@@ -46,6 +46,19 @@ check(streamed === answer, `stream: ${JSON.stringify(streamed)} differs from ${J
 check(finish === 'stop', `stream: finish_reason ${finish}`);
 check(streamedUsage && streamedUsage.total_tokens === chat.usage.total_tokens,
       `stream: usage ${JSON.stringify(streamedUsage)} vs ${JSON.stringify(chat.usage)}`);
+
+// Log probabilities, and a developer message (newer OpenAI clients' system instructions).
+const scored = await client.chat.completions.create({
+  model, temperature: 0, max_tokens: 64, logprobs: true, top_logprobs: 2,
+  messages: [{ role: 'developer', content: 'Answer briefly.' }, ...question],
+});
+const entries = scored.choices[0].logprobs?.content ?? [];
+check(entries.length > 0 && entries.length === scored.usage.completion_tokens - 1,
+      `logprobs: ${entries.length} entries for ${scored.usage.completion_tokens} tokens`);
+check(entries.every((e) => e.logprob <= 0 && e.top_logprobs.length === 2 && e.top_logprobs[0].token === e.token),
+      `logprobs: ${JSON.stringify(entries[0])}`);
+check(entries.map((e) => e.token).join('').endsWith(scored.choices[0].message.content),
+      `logprobs: tokens ${JSON.stringify(entries.map((e) => e.token))} do not spell the answer`);
 
 const completion = await client.completions.create({ model, prompt: 'The capital of France is', max_tokens: 8, temperature: 0 });
 check(completion.choices[0].text.length > 0, 'completions: empty text');

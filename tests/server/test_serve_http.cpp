@@ -201,6 +201,55 @@ class TestServeHttp : public QObject {
     if (question != kQuestion) QVERIFY2(!reasoning.isEmpty(), "the arithmetic answer thinks first");
   }
 
+  // "logprobs": true, "top_logprobs": 3: one entry per reply token (the end token is not text),
+  // whose texts spell the reply (reasoning, </think>, answer); the alternatives are three, most
+  // likely first, the greedy choice the first of them; a stream carries the same entries on its
+  // chunks, in order.
+  void logprobs() {
+    QJsonObject body = chatRequest("What is 2 + 3?", 64);
+    body["logprobs"] = true;
+    body["top_logprobs"] = 3;
+    const HttpResponse plain = postJson(server_.port, "/v1/chat/completions", body);
+    QCOMPARE(plain.status, 200);
+    const QJsonObject choice = plain.json().value("choices").toArray()[0].toObject();
+    const QJsonObject message = choice.value("message").toObject();
+    const QJsonArray entries = choice.value("logprobs").toObject().value("content").toArray();
+    QCOMPARE(plain.json().value("usage").toObject().value("completion_tokens").toInt(),
+             entries.size() + 1);  // + the end token
+    QString spelled;
+    for (const QJsonValue& v : entries) {
+      const QJsonObject e = v.toObject();
+      spelled += e.value("token").toString();
+      QVERIFY(e.value("logprob").toDouble() <= 0);
+      const QJsonArray top = e.value("top_logprobs").toArray();
+      QCOMPARE(top.size(), 3);
+      QCOMPARE(top[0].toObject().value("token").toString(), e.value("token").toString());
+      QCOMPARE(top[0].toObject().value("logprob").toDouble(), e.value("logprob").toDouble());
+      QVERIFY(top[0].toObject().value("logprob").toDouble() >= top[1].toObject().value("logprob").toDouble());
+      QVERIFY(top[1].toObject().value("logprob").toDouble() >= top[2].toObject().value("logprob").toDouble());
+      QByteArray bytes;
+      for (const QJsonValue& b : e.value("bytes").toArray()) bytes += char(b.toInt());
+      QCOMPARE(QString::fromUtf8(bytes), e.value("token").toString());
+    }
+    QCOMPARE(spelled, message.value("reasoning_content").toString() + "</think>" +
+                          message.value("content").toString());
+
+    body["stream"] = true;
+    const HttpResponse streamed = postJson(server_.port, "/v1/chat/completions", body);
+    QCOMPARE(streamed.status, 200);
+    QJsonArray streamedEntries;
+    for (const QByteArray& event : sseData(streamed.body)) {
+      if (event == "[DONE]") continue;
+      const QJsonObject c = QJsonDocument::fromJson(event).object().value("choices").toArray()[0].toObject();
+      for (const QJsonValue& v : c.value("logprobs").toObject().value("content").toArray()) streamedEntries.append(v);
+    }
+    QCOMPARE(streamedEntries, entries);
+
+    // Not asked: null, as OpenAI answers.
+    QVERIFY(postJson(server_.port, "/v1/chat/completions", chatRequest("Hi", 8))
+                .json().value("choices").toArray()[0].toObject().value("logprobs").isNull());
+  }
+
   void completions() {
     const QJsonObject request{{"model", "strata-tiny"},
                               {"prompt", "The capital of France is"},

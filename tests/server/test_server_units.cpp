@@ -62,7 +62,10 @@ class TestServerUnits : public QObject {
     body["stream"] = true;
     body["stream_options"] = {{"include_usage", true}};
     body["user"] = "ignored";
+    body["logprobs"] = true;
+    body["top_logprobs"] = 4;
     const auto r = strata::server::parseChatCompletionRequest(body, settings(), 7);
+    QCOMPARE(r.generate.topLogprobs, 4);
     QCOMPARE(r.generate.sampling.temperature, 0.5f);
     QCOMPARE(r.generate.sampling.topP, 0.9f);
     QCOMPARE(r.generate.sampling.topK, 40);
@@ -80,6 +83,7 @@ class TestServerUnits : public QObject {
     QCOMPARE(chat.generate.sampling.seed, uint64_t{1234});  // the server's fresh seed
     QCOMPARE(chat.generate.sampling.temperature, 1.0f);     // OpenAI's default
     QVERIFY(!chat.stream);
+    QCOMPARE(chat.generate.topLogprobs, -1);  // no log probabilities unless asked
     const auto completion = strata::server::parseCompletionRequest(
         {{"model", "tiny"}, {"prompt", Json::array({"Once"})}}, settings(), 1);
     QCOMPARE(completion.generate.maxNewTokens, 16);  // OpenAI's default for completions
@@ -130,6 +134,12 @@ class TestServerUnits : public QObject {
                        << "integer";
     QTest::newRow("tools type") << R"({"tools": 3})" << 400 << "tools"
                                 << "tools";
+    QTest::newRow("top_logprobs alone") << R"({"top_logprobs": 2})" << 400 << "top_logprobs"
+                                        << "logprobs";
+    QTest::newRow("top_logprobs range") << R"({"logprobs": true, "top_logprobs": 21})" << 400
+                                        << "top_logprobs" << "20";
+    QTest::newRow("logprobs type") << R"({"logprobs": 1})" << 400 << "logprobs"
+                                   << "true or false";
   }
 
   void invalidFieldsAreNamed() {
