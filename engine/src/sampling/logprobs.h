@@ -1,7 +1,7 @@
 #pragma once
 // A generated token's log probability under the model: the log-softmax of the logits row it
-// was chosen from, before temperature, penalties or a grammar (what vLLM reports by default),
-// and the most likely tokens of that row.
+// was chosen from, before temperature, penalties or a grammar, and the most likely tokens of
+// that row.
 #include <cstdint>
 #include <span>
 
