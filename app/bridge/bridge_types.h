@@ -151,7 +151,7 @@ struct DrafterData {
   double acceptance = 0;  // of the first draft token per round
   double tokensPerForward = 0;
   double speedup = 0;  // measured; 0: unknown
-  int depth = 0;       // MTP: the longest chain it drafts now; others 0
+  int depth = 0;       // MTP, n-grams: the longest draft it makes now; grammar 0
   bool operator==(const DrafterData&) const = default;
 };
 

@@ -40,7 +40,9 @@ QString SpeculationMonitor::stateOf(const DrafterData& d) {
 QString SpeculationMonitor::stateText(const DrafterData& d) {
   const QString state = stateOf(d);
   if (state != QLatin1String("on") || d.depth <= 0) return state;
-  return tr("on · depth %1").arg(d.depth);
+  // The MTP head drafts a chain of that depth; n-grams copy up to that many tokens.
+  if (d.name == QLatin1String("mtp")) return tr("on · depth %1").arg(d.depth);
+  return tr("on · up to %1").arg(d.depth);
 }
 
 QString SpeculationMonitor::acceptanceText(const DrafterData& d) {

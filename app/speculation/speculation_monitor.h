@@ -16,7 +16,7 @@ class SpeculationMonitor : public QObject {
   QML_ELEMENT
   QML_UNCREATABLE("owned by the app")
   // One map per drafter: name, label, state ("on", "paused", "off"), stateText (the state
-  // shown: "on · depth 2" for the MTP chain), acceptance and speedup
+  // shown: "on · depth 2" for the MTP chain, "on · up to 8" for n-grams), acceptance and speedup
   // (numbers, -1: unknown) and their texts ("83 %", "×1.23", "—").
   Q_PROPERTY(QVariantList drafters READ drafters NOTIFY statsChanged)
   Q_PROPERTY(bool hasLastReply READ hasLastReply NOTIFY lastReplyChanged)
@@ -41,7 +41,8 @@ class SpeculationMonitor : public QObject {
 
   // "on": proposing drafts; "paused": self-tuning switched it off for now; "off": by setting.
   static QString stateOf(const DrafterData& d);
-  static QString stateText(const DrafterData& d);  // the state; "on · depth 2" for a chain
+  // The state; with the draft length in use: "on · depth 2" (MTP chain), "on · up to 8" (n-grams).
+  static QString stateText(const DrafterData& d);
   static QString acceptanceText(const DrafterData& d);  // "83 %", "—" before its first round
   static QString speedupText(const DrafterData& d);     // "×1.23", "—" while unmeasured
 

@@ -188,9 +188,12 @@ class TestChatUi : public QObject {
     for (const char* name : {"mtp", "ngram", "grammar"}) {
       const QString n = QString::fromLatin1(name);
       QVERIFY2(findItem(root, QStringLiteral("drafter_") + n), name);
-      // The MTP chain shows its depth: the setting (3) until the tuner has measured.
-      QCOMPARE(textOf(root, QStringLiteral("drafterState_") + n),
-               n == QLatin1String("mtp") ? QStringLiteral("on · depth 3") : QStringLiteral("on"));
+      // The MTP chain shows its depth and n-grams their longest draft: the settings (3, 8)
+      // until the tuner has measured.
+      const QString state = n == QLatin1String("mtp")     ? QStringLiteral("on · depth 3")
+                            : n == QLatin1String("ngram") ? QStringLiteral("on · up to 8")
+                                                          : QStringLiteral("on");
+      QCOMPARE(textOf(root, QStringLiteral("drafterState_") + n), state);
       QCOMPARE(textOf(root, QStringLiteral("drafterAcceptance_") + n), QStringLiteral("—"));
     }
     QCOMPARE(textOf(root, QStringLiteral("speculationTokensPerPass")),

@@ -384,26 +384,38 @@ class TestSpeculation : public QObject {
     QVERIFY(!spec::SpeculationTuner(s).allows(DrafterKind::Mtp));
   }
 
-  // MTP depth: in Auto the chain is capped where measured acceptance per draft position and
-  // measured verify time per draft length give the most tokens per second; every
-  // kDepthProbeEvery-th round drafts the full depth to keep measuring; On keeps the setting.
-  void tunerPicksTheMtpDepthByMeasurement() {
+  // Draft length (the MTP chain's depth, the n-grams' longest draft): in Auto it is capped
+  // where measured acceptance per draft position and measured round time per draft length give
+  // the most tokens per second; every kDepthProbeEvery-th round of the drafter drafts the full
+  // length to keep measuring; On keeps the setting.
+  void tunerPicksTheDraftLengthByMeasurement_data() {
+    QTest::addColumn<QString>("drafter");
+    QTest::newRow("mtp") << "mtp";
+    QTest::newRow("ngram") << "ngram";
+  }
+  void tunerPicksTheDraftLengthByMeasurement() {
     using spec::DrafterKind;
+    QFETCH(QString, drafter);
+    const bool mtp = drafter == "mtp";
+    const DrafterKind kind = mtp ? DrafterKind::Mtp : DrafterKind::Ngram;
     SpeculationSettings s;
     s.mtpDepth = 4;
-    auto depthNow = [](const spec::SpeculationTuner& t) { return t.draftSettings().mtpDepth; };
-    auto mtpStats = [](const spec::SpeculationTuner& t) {
+    s.ngramMaxDraft = 4;
+    auto lengthNow = [&](const spec::SpeculationTuner& t) {
+      return mtp ? t.draftSettings().mtpDepth : t.draftSettings().ngramMaxDraft;
+    };
+    auto statsOf = [&](const spec::SpeculationTuner& t) {
       for (const DrafterStats& d : t.stats())
-        if (d.name == "mtp") return d;
+        if (d.name == drafter.toStdString()) return d;
       return DrafterStats{};
     };
-    QCOMPARE(depthNow(spec::SpeculationTuner(s)), 4);  // nothing measured: the setting
+    QCOMPARE(lengthNow(spec::SpeculationTuner(s)), 4);  // nothing measured: the setting
 
     // Rounds of every length 1..4: the first draft kept 9 times in 10, a second one only in
-    // 1 of 10 of those; a pass costs 10 ms + 5 ms per draft token. Depth 1: 1.9 tokens per
-    // 15 ms (127/s); depth 2: ~1.99 per 20 ms (100/s); deeper is slower still.
-    auto feed = [](spec::SpeculationTuner& t, int rounds, double keepFirst, double keepNext,
-                   double msPerToken) {
+    // 1 of 10 of those; a pass costs 10 ms + 5 ms per draft token. Length 1: 1.9 tokens per
+    // 15 ms (127/s); length 2: ~1.99 per 20 ms (100/s); longer is slower still.
+    auto feed = [&](spec::SpeculationTuner& t, int rounds, double keepFirst, double keepNext,
+                    double msPerToken) {
       for (int r = 0; r < rounds; ++r) {
         const int length = 1 + r % 4;
         int accepted = 0;
@@ -412,37 +424,39 @@ class TestSpeculation : public QObject {
           accepted = 1;
           while (accepted < length && ((r + accepted) * 104729 % 100) < int(100 * keepNext)) ++accepted;
         }
-        t.recordRound(DrafterKind::Mtp, length, accepted, accepted + 1, 0.010 + msPerToken / 1000 * length);
+        t.recordRound(kind, length, accepted, accepted + 1, 0.010 + msPerToken / 1000 * length);
       }
     };
     spec::SpeculationTuner tuner(s);
     tuner.recordPlain(0.010);
     feed(tuner, 40, 0.9, 0.1, 5);
-    QCOMPARE(depthNow(tuner), 1);
-    QCOMPARE(mtpStats(tuner).depth, 1);
-    // The full depth comes back once in every kDepthProbeEvery rounds.
+    QCOMPARE(lengthNow(tuner), 1);
+    QCOMPARE(statsOf(tuner).depth, 1);
+    // The other drafter's length is its own: still the setting.
+    QCOMPARE(mtp ? tuner.draftSettings().ngramMaxDraft : tuner.draftSettings().mtpDepth, 4);
+    // The full length comes back once in every kDepthProbeEvery rounds.
     int full = 0;
     for (int r = 0; r < spec::SpeculationTuner::kDepthProbeEvery; ++r) {
-      const int depth = depthNow(tuner);
-      QVERIFY(depth == 1 || depth == 4);
-      full += depth == 4;
-      tuner.recordRound(DrafterKind::Mtp, depth, 0, 1, 0.010 + 0.005 * depth);
+      const int length = lengthNow(tuner);
+      QVERIFY(length == 1 || length == 4);
+      full += length == 4;
+      tuner.recordRound(kind, length, 0, 1, 0.010 + 0.005 * length);
     }
     QCOMPARE(full, 1);
 
-    // Drafts nearly always kept and cheap extra rows: the whole chain pays.
+    // Drafts nearly always kept and cheap extra rows: the whole length pays.
     spec::SpeculationTuner good(s);
     good.recordPlain(0.010);
     feed(good, 40, 0.95, 0.95, 1);
-    QCOMPARE(depthNow(good), 4);
+    QCOMPARE(lengthNow(good), 4);
 
     // Forced on: the setting, whatever was measured.
-    s.mtp = DrafterMode::On;
+    (mtp ? s.mtp : s.ngram) = DrafterMode::On;
     spec::SpeculationTuner forced(s);
     forced.recordPlain(0.010);
     feed(forced, 40, 0.9, 0.1, 5);
-    QCOMPARE(depthNow(forced), 4);
-    QCOMPARE(mtpStats(forced).depth, 4);
+    QCOMPARE(lengthNow(forced), 4);
+    QCOMPARE(statsOf(forced).depth, 4);
   }
 
   // strata-cli: --speculate forces drafters and the speed line reports them; the answer is

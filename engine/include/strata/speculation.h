@@ -57,7 +57,7 @@ struct DrafterStats {
   double acceptance = 0;        // firstAccepted / rounds (the first draft token)
   double tokensPerForward = 0;  // tokens produced per verify pass (accepted + 1)
   double speedup = 0;           // measured tokens/s with this drafter / plain decoding (0: unknown)
-  int depth = 0;                // MTP: the longest chain it drafts now (tuned in Auto); others 0
+  int depth = 0;                // MTP, n-grams: the longest draft it makes now (tuned in Auto); grammar 0
 };
 
 // What one generate() call's speculation did.

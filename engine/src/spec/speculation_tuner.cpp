@@ -13,8 +13,8 @@ void validateSpeculationSettings(const SpeculationSettings& s) {
   };
   require(s.mtpDepth >= 1 && s.mtpDepth <= spec::SpeculationTuner::kMaxMtpDepth, "mtp depth",
           "in [1, 8]", s.mtpDepth);
-  require(s.ngramMaxDraft >= 1 && s.ngramMaxDraft <= 32, "n-gram draft length", "in [1, 32]",
-          s.ngramMaxDraft);
+  require(s.ngramMaxDraft >= 1 && s.ngramMaxDraft <= spec::SpeculationTuner::kMaxDraftLength,
+          "n-gram draft length", "in [1, 32]", s.ngramMaxDraft);
   require(s.ngramMinMatch >= 1 && s.ngramMinMatch <= 8, "n-gram match length", "in [1, 8]",
           s.ngramMinMatch);
   if (!(s.mtpMinProbability >= 0.0 && s.mtpMinProbability <= 1.0))
@@ -33,7 +33,7 @@ constexpr int64_t kProbeRounds = 2;       // rounds before a verdict on a drafte
 constexpr int64_t kFirstPause = 128;      // tokens before the first probe
 constexpr int64_t kLongestPause = 4096;
 constexpr int64_t kPlainSampleEvery = 128;  // tokens between plain measurements
-constexpr double kDepthDecay = 0.97;        // per MTP round: position counts remember ~30 rounds
+constexpr double kDepthDecay = 0.97;        // per round: position counts remember ~30 rounds
 constexpr double kDepthEvidence = 3.0;      // (decayed) verifications before a position counts
 
 void average(double& mean, double sample, int64_t samples) {
@@ -84,43 +84,52 @@ bool SpeculationTuner::allows(DrafterKind kind) const {
   return allowsLocked(kind);
 }
 
+int SpeculationTuner::lengthInUseLocked(DrafterKind kind) const {
+  const int most = kind == DrafterKind::Mtp ? settings_.mtpDepth : settings_.ngramMaxDraft;
+  return modeLocked(kind) == DrafterMode::Auto ? tunedDepthLocked(kind, most) : most;
+}
+
 SpeculationSettings SpeculationTuner::draftSettings() const {
   std::lock_guard lock(mutex_);
   SpeculationSettings s = settings_;
-  const Drafter& mtp = drafters_[static_cast<size_t>(DrafterKind::Mtp)];
-  const bool probe = mtp.rounds % kDepthProbeEvery == kDepthProbeEvery - 1;
-  if (s.mtp == DrafterMode::Auto && !probe) s.mtpDepth = tunedMtpDepthLocked();
+  auto probing = [&](DrafterKind kind) {
+    return drafters_[static_cast<size_t>(kind)].rounds % kDepthProbeEvery == kDepthProbeEvery - 1;
+  };
+  if (!probing(DrafterKind::Mtp)) s.mtpDepth = lengthInUseLocked(DrafterKind::Mtp);
+  if (!probing(DrafterKind::Ngram)) s.ngramMaxDraft = lengthInUseLocked(DrafterKind::Ngram);
   return s;
 }
 
-void SpeculationTuner::recordDepthLocked(int drafted, int accepted, int produced, double seconds) {
-  const int n = std::clamp(drafted, 1, kMaxMtpDepth);
-  for (size_t i = 0; i < kMaxMtpDepth; ++i) {
-    depth_.reached[i] *= kDepthDecay;
-    depth_.kept[i] *= kDepthDecay;
+void SpeculationTuner::recordDepthLocked(DrafterKind kind, int drafted, int accepted, int produced,
+                                         double seconds) {
+  DepthStats& depth = depth_[static_cast<size_t>(kind)];
+  const int n = std::clamp(drafted, 1, kMaxDraftLength);
+  for (size_t i = 0; i < kMaxDraftLength; ++i) {
+    depth.reached[i] *= kDepthDecay;
+    depth.kept[i] *= kDepthDecay;
   }
   // Draft position i (1-based) was verified when the pass got to its row: all before it were
   // kept and generation had not ended (produced counts the rows used).
   for (int i = 1; i <= n; ++i) {
     if (produced < i) break;
-    depth_.reached[static_cast<size_t>(i - 1)] += 1;
-    if (accepted >= i) depth_.kept[static_cast<size_t>(i - 1)] += 1;
+    depth.reached[static_cast<size_t>(i - 1)] += 1;
+    if (accepted >= i) depth.kept[static_cast<size_t>(i - 1)] += 1;
   }
   const auto at = static_cast<size_t>(n - 1);
-  average(depth_.seconds[at], seconds, depth_.lengthRounds[at]++);
+  average(depth.seconds[at], seconds, depth.lengthRounds[at]++);
 }
 
-// Tokens per second for a chain capped at d: (1 + sum over i <= d of the chance that the first
-// i drafts are kept) / (verify time of a d-token draft). Times come from the lengths measured,
-// a least-squares line through them for the others (a longer draft adds verify rows and a chain
-// step each). Positions without enough evidence are assumed as good as the last known one, so
-// the depth only comes down on measurement.
-int SpeculationTuner::tunedMtpDepthLocked() const {
-  const int most = settings_.mtpDepth;
+// Tokens per second for drafts capped at d: (1 + sum over i <= d of the chance that the first
+// i drafts are kept) / (round time of a d-token draft). Times come from the lengths measured,
+// a least-squares line through them for the others (a longer draft adds verify rows, and for
+// MTP a chain step, each). Positions without enough evidence are assumed as good as the last
+// known one, so the length only comes down on measurement.
+int SpeculationTuner::tunedDepthLocked(DrafterKind kind, int most) const {
+  const DepthStats& depth = depth_[static_cast<size_t>(kind)];
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < kMaxMtpDepth; ++i) {
-    if (depth_.lengthRounds[i] < 2) continue;
-    const double x = static_cast<double>(i + 1), y = depth_.seconds[i];
+  for (size_t i = 0; i < kMaxDraftLength; ++i) {
+    if (depth.lengthRounds[i] < 2) continue;
+    const double x = static_cast<double>(i + 1), y = depth.seconds[i];
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
   }
   if (n < 2) return most;  // one length measured: no slope to go by
@@ -128,13 +137,13 @@ int SpeculationTuner::tunedMtpDepthLocked() const {
   const double intercept = (sy - slope * sx) / n;
   auto verifySeconds = [&](int d) {
     const auto i = static_cast<size_t>(d - 1);
-    return depth_.lengthRounds[i] >= 2 ? depth_.seconds[i] : intercept + slope * d;
+    return depth.lengthRounds[i] >= 2 ? depth.seconds[i] : intercept + slope * d;
   };
   int best = most;
   double bestRate = 0, keptSoFar = 1, expected = 1, rate = 1;
   for (int d = 1; d <= most; ++d) {
     const auto i = static_cast<size_t>(d - 1);
-    if (depth_.reached[i] >= kDepthEvidence) rate = depth_.kept[i] / depth_.reached[i];
+    if (depth.reached[i] >= kDepthEvidence) rate = depth.kept[i] / depth.reached[i];
     keptSoFar *= rate;
     expected += keptSoFar;
     const double seconds = verifySeconds(d);
@@ -169,7 +178,7 @@ void SpeculationTuner::recordRound(DrafterKind kind, int drafted, int accepted, 
                                    double seconds) {
   std::lock_guard lock(mutex_);
   Drafter& d = drafters_[static_cast<size_t>(kind)];
-  if (kind == DrafterKind::Mtp) recordDepthLocked(drafted, accepted, produced, seconds);
+  if (lengthTuned(kind)) recordDepthLocked(kind, drafted, accepted, produced, seconds);
   if (!d.enabled && tokens_ >= d.pausedUntil) {  // a probe starts
     d.enabled = true;
     d.recentRounds = 0;
@@ -212,8 +221,7 @@ std::vector<DrafterStats> SpeculationTuner::stats() const {
     s.acceptance = d.rounds ? static_cast<double>(d.firstAccepted) / static_cast<double>(d.rounds) : 0.0;
     s.tokensPerForward = d.rounds ? static_cast<double>(d.produced) / static_cast<double>(d.rounds) : 0.0;
     s.speedup = speedupLocked(d);
-    if (kind == DrafterKind::Mtp)
-      s.depth = settings_.mtp == DrafterMode::Auto ? tunedMtpDepthLocked() : settings_.mtpDepth;
+    if (lengthTuned(kind)) s.depth = lengthInUseLocked(kind);
     out.push_back(s);
   }
   return out;

@@ -1,9 +1,10 @@
 #pragma once
 // Self-tuning speculation: per drafter, measured acceptance and net speed against plain
 // decoding measured in the same run; a drafter in Auto mode that loses is switched off and
-// probed again after a pause that doubles with every failed probe. The MTP chain's length is
-// tuned too: from each draft position's measured acceptance and each draft length's measured
-// verify time, the depth (up to the setting) with the most tokens per second. Shared by an
+// probed again after a pause that doubles with every failed probe. The MTP chain's length and
+// the n-gram drafts' length are tuned too: from each draft position's measured acceptance and
+// each draft length's measured round time, the length (up to the setting) with the most tokens
+// per second. Shared by an
 // engine's sessions (thread-safe), so what one conversation learns the next one uses.
 #include <array>
 #include <cstdint>
@@ -27,9 +28,9 @@ class SpeculationTuner {
 
   // Whether `kind` may propose drafts now.
   bool allows(DrafterKind kind) const;
-  // The settings the drafters use now: the configured ones, with mtpDepth lowered to the
-  // measured best when MTP is Auto (every kDepthProbeEvery-th round drafts the full depth, so
-  // the deeper positions stay measured).
+  // The settings the drafters use now: the configured ones, with mtpDepth and ngramMaxDraft
+  // lowered to the measured best for a drafter in Auto (every kDepthProbeEvery-th round of it
+  // drafts the full length, so the later positions stay measured).
   SpeculationSettings draftSettings() const;
   // A plain decoding step took `seconds` (one token).
   void recordPlain(double seconds);
@@ -43,7 +44,8 @@ class SpeculationTuner {
   std::vector<DrafterStats> stats() const;
 
   static constexpr int kDepthProbeEvery = 16;
-  static constexpr int kMaxMtpDepth = 8;  // SpeculationSettings::mtpDepth's upper bound
+  static constexpr int kMaxMtpDepth = 8;      // SpeculationSettings::mtpDepth's upper bound
+  static constexpr int kMaxDraftLength = 32;  // ngramMaxDraft's: the longest draft of any drafter
 
  private:
   struct Drafter {
@@ -55,15 +57,17 @@ class SpeculationTuner {
     int64_t pausedUntil = 0;    // plain tokens count at which a paused drafter is probed
     int failedProbes = 0;
   };
-  // MTP: per draft position, rounds that verified it and kept it (decayed, recent rounds
-  // count most); per draft length, the mean verify time. Index 0 = position / length 1.
+  // MTP and n-grams: per draft position, rounds that verified it and kept it (decayed, recent
+  // rounds count most); per draft length, the mean round time. Index 0 = position / length 1.
   struct DepthStats {
-    std::array<double, kMaxMtpDepth> reached{}, kept{};
-    std::array<double, kMaxMtpDepth> seconds{};
-    std::array<int64_t, kMaxMtpDepth> lengthRounds{};
+    std::array<double, kMaxDraftLength> reached{}, kept{};
+    std::array<double, kMaxDraftLength> seconds{};
+    std::array<int64_t, kMaxDraftLength> lengthRounds{};
   };
-  void recordDepthLocked(int drafted, int accepted, int produced, double seconds);
-  int tunedMtpDepthLocked() const;
+  static bool lengthTuned(DrafterKind kind) { return kind != DrafterKind::Grammar; }
+  void recordDepthLocked(DrafterKind kind, int drafted, int accepted, int produced, double seconds);
+  int tunedDepthLocked(DrafterKind kind, int most) const;
+  int lengthInUseLocked(DrafterKind kind) const;  // what draftSettings() gives outside probes
   double speedupLocked(const Drafter& d) const;
   bool allowsLocked(DrafterKind kind) const;
   DrafterMode modeLocked(DrafterKind kind) const;
@@ -71,7 +75,7 @@ class SpeculationTuner {
   mutable std::mutex mutex_;
   SpeculationSettings settings_;
   std::array<Drafter, kDrafterKinds> drafters_;
-  DepthStats depth_;
+  std::array<DepthStats, 2> depth_;  // MTP, n-grams (DrafterKind order)
   double plainSeconds_ = 0;      // EMA of a plain step
   int64_t plainSteps_ = 0;
   int64_t tokens_ = 0;           // tokens produced, plain or speculative (the tuner's clock)
