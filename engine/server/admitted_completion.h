@@ -24,14 +24,21 @@ struct AdmittedCompletion {
   std::vector<int> endTokens;  // ids that end a reply without being text (none with ignore_eos)
 };
 
-// The "logprobs" of a chat choice for these tokens: the reply's tokens only (an end token that
-// closed it is not part of the text); null when the request did not ask.
+// The "logprobs" of a chat choice for these tokens: the reply's tokens only, those wholly
+// within its first `textBytes` bytes (an end token that closed it, a stop string's tokens are
+// not part of the text); null when the request did not ask.
 inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
-                                            std::span<const TokenLogprob> tokens) {
+                                            std::span<const TokenLogprob> tokens,
+                                            size_t textBytes = std::string::npos) {
   if (c.request.generate.topLogprobs < 0) return nullptr;
   std::vector<TokenLogprob> kept;
-  for (const TokenLogprob& t : tokens)
-    if (std::find(c.endTokens.begin(), c.endTokens.end(), t.token) == c.endTokens.end()) kept.push_back(t);
+  size_t offset = 0;
+  for (const TokenLogprob& t : tokens) {
+    if (std::find(c.endTokens.begin(), c.endTokens.end(), t.token) != c.endTokens.end()) continue;
+    offset += c.tokenizer->decode(std::span<const int32_t>(&t.token, 1)).size();
+    if (offset > textBytes) break;
+    kept.push_back(t);
+  }
   return chatLogprobsJson(*c.tokenizer, kept);
 }
 

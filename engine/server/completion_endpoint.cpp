@@ -60,7 +60,7 @@ Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
   const AssistantReply reply = parsedReply(c, r.text);
   return chatCompletionJson(c.identity, reply,
                             openAiFinishReason(r.finishReason, !reply.toolCalls.empty()), usage,
-                            replyLogprobs(c, r.logprobs));
+                            replyLogprobs(c, r.logprobs, r.text.size()));
 }
 
 }  // namespace

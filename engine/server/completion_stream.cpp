@@ -42,8 +42,16 @@ bool CompletionStream::event(httplib::DataSink& sink, const Json& payload) {
 }
 
 nlohmann::ordered_json CompletionStream::takeLogprobs() {
-  Json j = replyLogprobs(c_, logprobs_);
-  logprobs_.clear();
+  if (c_.request.generate.topLogprobs < 0) return nullptr;
+  size_t ready = 0;
+  for (; ready < logprobs_.size(); ++ready) {
+    const int32_t id = logprobs_[ready].token;
+    const size_t end = logprobBytes_ + c_.tokenizer->decode(std::span<const int32_t>(&id, 1)).size();
+    if (end > generated_.size()) break;
+    logprobBytes_ = end;
+  }
+  Json j = replyLogprobs(c_, std::span<const TokenLogprob>(logprobs_.data(), ready));
+  logprobs_.erase(logprobs_.begin(), logprobs_.begin() + static_cast<std::ptrdiff_t>(ready));
   return j;
 }
 
@@ -100,10 +108,9 @@ bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
                                    usageField, takeLogprobs())))
       return false;
     finishReason = openAiFinishReason(r.finishReason, !parsed.toolCalls.empty());
-    // Tokens whose text never came out (a stop string's) ride on the last chunk.
-    Json last = takeLogprobs();
-    if (last.is_object() && last["content"].empty()) last = nullptr;
-    if (!event(sink, chatChunkJson(c_.identity, Json::object(), finishReason, usageField, last)))
+    // Tokens whose text never came out (a stop string's) are not part of the reply.
+    logprobs_.clear();
+    if (!event(sink, chatChunkJson(c_.identity, Json::object(), finishReason, usageField)))
       return false;
   } else {
     finishReason = openAiFinishReason(r.finishReason, false);

@@ -44,8 +44,10 @@ class CompletionStream {
   ReplyStream reply_;
   bool opened_ = false;
   std::string generated_;  // everything so far (chat: parsed for tool calls at the end)
-  // Chosen tokens not yet sent: they ride on the next chunk written.
+  // Chosen tokens not yet sent: each rides on the first chunk written once its text has come
+  // (a stop string's tokens never do); logprobBytes_: the text bytes of those already sent.
   std::vector<TokenLogprob> logprobs_;
+  size_t logprobBytes_ = 0;
   nlohmann::ordered_json takeLogprobs();
   Job::Clock::time_point lastWrite_;
   std::optional<ClientConnection> client_;
