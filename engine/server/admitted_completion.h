@@ -24,11 +24,13 @@ struct AdmittedCompletion {
   std::vector<int> endTokens;  // ids that end a reply without being text (none with ignore_eos)
 };
 
-// The "logprobs" of a chat choice for these tokens: the reply's tokens only, those wholly
-// within its first `textBytes` bytes (an end token that closed it, a stop string's tokens are
-// not part of the text); null when the request did not ask.
+// A choice's "logprobs" for these tokens (chat's shape or /v1/completions' older one): the
+// reply's tokens only, those wholly within its first `textBytes` bytes (an end token that
+// closed it, a stop string's tokens are not part of the text); null when the request did not
+// ask. `textOffset`: completions' character offset of the first token, advanced past them.
 inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
                                             std::span<const TokenLogprob> tokens,
+                                            int64_t& textOffset,
                                             size_t textBytes = std::string::npos) {
   if (c.request.generate.topLogprobs < 0) return nullptr;
   std::vector<TokenLogprob> kept;
@@ -39,6 +41,8 @@ inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
     if (offset > textBytes) break;
     kept.push_back(t);
   }
+  if (!c.request.chat)
+    return completionLogprobsJson(*c.tokenizer, kept, c.request.generate.topLogprobs, textOffset);
   return chatLogprobsJson(*c.tokenizer, kept);
 }
 

@@ -55,12 +55,15 @@ Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
     throw ApiError(503, "the server is shutting down", "", "shutting_down");
   }
   const Json usage = usageJson(c.promptTokens, static_cast<int64_t>(r.tokens.size()));
+  int64_t textOffset = 0;
+  const Json logprobs = replyLogprobs(c, r.logprobs, textOffset, r.text.size());
   if (!c.request.chat)
-    return completionJson(c.identity, r.text, openAiFinishReason(r.finishReason, false), usage);
+    return completionJson(c.identity, r.text, openAiFinishReason(r.finishReason, false), usage,
+                          logprobs);
   const AssistantReply reply = parsedReply(c, r.text);
   return chatCompletionJson(c.identity, reply,
                             openAiFinishReason(r.finishReason, !reply.toolCalls.empty()), usage,
-                            replyLogprobs(c, r.logprobs, r.text.size()));
+                            logprobs);
 }
 
 }  // namespace

@@ -241,8 +241,9 @@ CompletionRequest parseCompletionRequest(const Json& body, const ServerSettings&
                           std::string(prompt->type_name()));
   if (r.prompt.empty()) invalid("prompt", "must not be empty");
   if (boolean(body, "echo", false)) invalid("echo", "echo is not supported");
+  // The older shape: logprobs is the number of alternatives per token (0..20).
   if (field(body, "logprobs"))
-    invalid("logprobs", "log probabilities are given by /v1/chat/completions only (\"logprobs\": true)");
+    r.generate.topLogprobs = static_cast<int>(integer(body, "logprobs", 0, 0, kMaxTopLogprobs));
   if (field(body, "suffix")) invalid("suffix", "suffix (fill-in-the-middle) is not supported");
   return r;
 }

@@ -50,7 +50,7 @@ nlohmann::ordered_json CompletionStream::takeLogprobs() {
     if (end > generated_.size()) break;
     logprobBytes_ = end;
   }
-  Json j = replyLogprobs(c_, std::span<const TokenLogprob>(logprobs_.data(), ready));
+  Json j = replyLogprobs(c_, std::span<const TokenLogprob>(logprobs_.data(), ready), textOffset_);
   logprobs_.erase(logprobs_.begin(), logprobs_.begin() + static_cast<std::ptrdiff_t>(ready));
   return j;
 }
@@ -59,7 +59,7 @@ bool CompletionStream::text(httplib::DataSink& sink, const std::string& generate
   generated_ += generated;
   const bool usageField = c_.request.includeUsage;
   if (!c_.request.chat)
-    return event(sink, completionChunkJson(c_.identity, generated, "", usageField));
+    return event(sink, completionChunkJson(c_.identity, generated, "", usageField, takeLogprobs()));
   const ReplyStream::Delta delta = reply_.push(generated);
   if (!delta.reasoning.empty() &&
       !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", delta.reasoning}}, "",

@@ -48,6 +48,7 @@ class CompletionStream {
   // (a stop string's tokens never do); logprobBytes_: the text bytes of those already sent.
   std::vector<TokenLogprob> logprobs_;
   size_t logprobBytes_ = 0;
+  int64_t textOffset_ = 0;  // completions: the next token's character offset
   nlohmann::ordered_json takeLogprobs();
   Job::Clock::time_point lastWrite_;
   std::optional<ClientConnection> client_;

@@ -34,6 +34,33 @@ Json chatLogprobsJson(const Tokenizer& tokenizer, std::span<const TokenLogprob> 
   return {{"content", std::move(content)}, {"refusal", nullptr}};
 }
 
+Json completionLogprobsJson(const Tokenizer& tokenizer, std::span<const TokenLogprob> tokens,
+                            int top, int64_t& textOffset) {
+  auto text = [&](int32_t id) { return tokenizer.decode(std::span<const int32_t>(&id, 1)); };
+  Json strings = Json::array(), logprobs = Json::array(), offsets = Json::array();
+  Json alternatives = top > 0 ? Json::array() : Json(nullptr);
+  for (const TokenLogprob& t : tokens) {
+    const std::string s = text(t.token);
+    strings.push_back(s);
+    logprobs.push_back(t.logprob);
+    offsets.push_back(textOffset);
+    // Characters, not bytes: every byte that does not continue a UTF-8 sequence starts one.
+    for (const unsigned char b : s) textOffset += (b & 0xC0) != 0x80 ? 1 : 0;
+    if (top > 0) {
+      Json map = Json::object();
+      for (const auto& [id, logprob] : t.top) {
+        const std::string key = text(id);
+        if (!map.contains(key)) map[key] = logprob;  // two ids may spell the same text
+      }
+      alternatives.push_back(std::move(map));
+    }
+  }
+  return {{"tokens", std::move(strings)},
+          {"token_logprobs", std::move(logprobs)},
+          {"top_logprobs", std::move(alternatives)},
+          {"text_offset", std::move(offsets)}};
+}
+
 Json usageJson(int64_t promptTokens, int64_t completionTokens) {
   return {{"prompt_tokens", promptTokens},
           {"completion_tokens", completionTokens},
@@ -88,20 +115,20 @@ Json toolCallDeltas(const AssistantReply& reply) {
 }
 
 Json completionJson(const ResponseIdentity& who, const std::string& text,
-                    const std::string& finishReason, const Json& usage) {
+                    const std::string& finishReason, const Json& usage, const Json& logprobs) {
   Json j = head(who, "text_completion");
   j["choices"] = Json::array(
-      {{{"text", text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finishReason}}});
+      {{{"text", text}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finishReason}}});
   j["usage"] = usage;
   return j;
 }
 
 Json completionChunkJson(const ResponseIdentity& who, const std::string& text,
-                         const std::string& finishReason, bool withUsageField) {
+                         const std::string& finishReason, bool withUsageField, const Json& logprobs) {
   Json j = head(who, "text_completion");
   j["choices"] = Json::array({{{"text", text},
                                {"index", 0},
-                               {"logprobs", nullptr},
+                               {"logprobs", logprobs},
                                {"finish_reason", reasonOrNull(finishReason)}}});
   if (withUsageField) j["usage"] = nullptr;
   return j;

@@ -29,6 +29,14 @@ std::string openAiFinishReason(const std::string& engineReason, bool hasToolCall
 // exact bytes (JSON-escaped; `bytes` carries them when they split a UTF-8 character).
 nlohmann::ordered_json chatLogprobsJson(const Tokenizer& tokenizer, std::span<const TokenLogprob> tokens);
 
+// A /v1/completions choice's "logprobs" for these tokens, in that endpoint's older shape:
+// {"tokens", "token_logprobs", "top_logprobs": [{token: logprob}] (null when top is 0),
+// "text_offset"}; offsets count characters of the completion's text from `textOffset`, which
+// is advanced past these tokens (a stream's chunks continue where the last one ended).
+nlohmann::ordered_json completionLogprobsJson(const Tokenizer& tokenizer,
+                                              std::span<const TokenLogprob> tokens, int top,
+                                              int64_t& textOffset);
+
 // logprobs: the choice's "logprobs" (null when not asked for).
 nlohmann::ordered_json chatCompletionJson(const ResponseIdentity& who, const AssistantReply& reply,
                                           const std::string& finishReason,
@@ -48,9 +56,11 @@ nlohmann::ordered_json toolCallDeltas(const AssistantReply& reply);
 
 nlohmann::ordered_json completionJson(const ResponseIdentity& who, const std::string& text,
                                       const std::string& finishReason,
-                                      const nlohmann::ordered_json& usage);
+                                      const nlohmann::ordered_json& usage,
+                                      const nlohmann::ordered_json& logprobs = nullptr);
 nlohmann::ordered_json completionChunkJson(const ResponseIdentity& who, const std::string& text,
-                                           const std::string& finishReason, bool withUsageField);
+                                           const std::string& finishReason, bool withUsageField,
+                                           const nlohmann::ordered_json& logprobs = nullptr);
 
 nlohmann::ordered_json modelsJson(const std::string& modelId, int64_t created);
 

@@ -65,6 +65,14 @@ check(completion.choices[0].text.length > 0, 'completions: empty text');
 check(completion.usage.completion_tokens >= 1 && completion.usage.completion_tokens <= 8,
       `completions: usage ${JSON.stringify(completion.usage)}`);
 
+const scoredCompletion = await client.completions.create({
+  model, prompt: 'The capital of France is', max_tokens: 8, temperature: 0, logprobs: 2 });
+const older = scoredCompletion.choices[0].logprobs;
+check(older && older.tokens.join('') === scoredCompletion.choices[0].text &&
+      older.token_logprobs.length === older.tokens.length && older.text_offset[0] === 0 &&
+      older.top_logprobs.every((m, i) => m[older.tokens[i]] === older.token_logprobs[i]),
+      `completions logprobs: ${JSON.stringify(older)}`);
+
 // Tool round trip: the assistant's call and the tool's answer go back into the conversation;
 // the tool definitions must reach the prompt (more prompt tokens than without them).
 const tools = [{

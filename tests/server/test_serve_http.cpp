@@ -316,6 +316,43 @@ class TestServeHttp : public QObject {
                   .value("text")
                   .toString();
     QCOMPARE(text, choice.value("text").toString());
+
+    // The older logprobs shape ("logprobs": N alternatives): tokens spelling the text, their
+    // character offsets, N alternatives each with the greedy choice among them; streamed, the
+    // chunks' lists joined are the same and the offsets run on across chunks.
+    QJsonObject scored = request;
+    scored["logprobs"] = 2;
+    const QJsonObject lp = postJson(server_.port, "/v1/completions", scored)
+                               .json().value("choices").toArray()[0].toObject()
+                               .value("logprobs").toObject();
+    const QJsonArray tokens = lp.value("tokens").toArray();
+    QCOMPARE(tokens.size(), 5);
+    QString spelled;
+    for (qsizetype i = 0; i < tokens.size(); ++i) {
+      QCOMPARE(lp.value("text_offset").toArray()[i].toInt(), spelled.size());
+      spelled += tokens[i].toString();
+      const double logprob = lp.value("token_logprobs").toArray()[i].toDouble();
+      QVERIFY(logprob <= 0);
+      const QJsonObject top = lp.value("top_logprobs").toArray()[i].toObject();
+      QVERIFY(top.size() >= 1 && top.size() <= 2);
+      QCOMPARE(top.value(tokens[i].toString()).toDouble(), logprob);
+    }
+    QCOMPARE(spelled, choice.value("text").toString());
+    scored["stream"] = true;
+    QStringList streamedTokens;
+    QList<int> streamedOffsets;
+    for (const QByteArray& event : sseData(postJson(server_.port, "/v1/completions", scored).body)) {
+      if (event == "[DONE]") continue;
+      const QJsonObject c = QJsonDocument::fromJson(event).object().value("choices").toArray()[0].toObject();
+      for (const QJsonValue& t : c.value("logprobs").toObject().value("tokens").toArray())
+        streamedTokens << t.toString();
+      for (const QJsonValue& o : c.value("logprobs").toObject().value("text_offset").toArray())
+        streamedOffsets << o.toInt();
+    }
+    QCOMPARE(streamedTokens.join(""), spelled);
+    QCOMPARE(streamedOffsets.size(), tokens.size());
+    for (qsizetype i = 0; i < tokens.size(); ++i)
+      QCOMPARE(streamedOffsets[i], lp.value("text_offset").toArray()[i].toInt());
   }
 
   void badRequests_data() {

@@ -88,6 +88,15 @@ class TestServerUnits : public QObject {
         {{"model", "tiny"}, {"prompt", Json::array({"Once"})}}, settings(), 1);
     QCOMPARE(completion.generate.maxNewTokens, 16);  // OpenAI's default for completions
     QCOMPARE(completion.prompt, std::string("Once"));
+    QCOMPARE(completion.generate.topLogprobs, -1);
+    // /v1/completions' logprobs: the number of alternatives per token.
+    const auto scored = strata::server::parseCompletionRequest(
+        {{"model", "tiny"}, {"prompt", "Once"}, {"logprobs", 3}}, settings(), 1);
+    QCOMPARE(scored.generate.topLogprobs, 3);
+    QVERIFY_THROWS_EXCEPTION(ApiError, strata::server::parseCompletionRequest(
+        {{"model", "tiny"}, {"prompt", "Once"}, {"logprobs", 21}}, settings(), 1));
+    QVERIFY_THROWS_EXCEPTION(ApiError, strata::server::parseCompletionRequest(
+        {{"model", "tiny"}, {"prompt", "Once"}, {"logprobs", true}}, settings(), 1));
   }
 
   void invalidFieldsAreNamed_data() {
