@@ -24,23 +24,31 @@ struct AdmittedCompletion {
   std::vector<int> endTokens;  // ids that end a reply without being text (none with ignore_eos)
 };
 
-// A choice's "logprobs" for these tokens (chat's shape or /v1/completions' older one): the
-// reply's tokens only, those wholly within its first `textBytes` bytes (an end token that
-// closed it, a stop string's tokens are not part of the text); null when the request did not
-// ask. `textOffset`: completions' character offset of the first token, advanced past them.
+// How many leading tokens a choice's "logprobs" took, and the bytes of their text.
+struct TakenTokens {
+  size_t tokens = 0, bytes = 0;
+};
+
+// A choice's "logprobs" (chat's shape or /v1/completions' older one) for the leading `tokens`
+// whose text lies wholly within the next `textBytes` bytes of the reply: an end token that
+// closed it is passed over (it is not text), a stop string's tokens never fit. Null when the
+// request did not ask. `taken`: what it used (a stream keeps the rest for a later chunk);
+// `textOffset`: completions' character offset of the first token, advanced past them.
 inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
-                                            std::span<const TokenLogprob> tokens,
-                                            int64_t& textOffset,
-                                            size_t textBytes = std::string::npos) {
+                                            std::span<const TokenLogprob> tokens, size_t textBytes,
+                                            int64_t& textOffset, TakenTokens* taken = nullptr) {
   if (c.request.generate.topLogprobs < 0) return nullptr;
   std::vector<TokenLogprob> kept;
-  size_t offset = 0;
+  TakenTokens used;
   for (const TokenLogprob& t : tokens) {
-    if (std::find(c.endTokens.begin(), c.endTokens.end(), t.token) != c.endTokens.end()) continue;
-    offset += c.tokenizer->decode(std::span<const int32_t>(&t.token, 1)).size();
-    if (offset > textBytes) break;
-    kept.push_back(t);
+    const bool end = std::find(c.endTokens.begin(), c.endTokens.end(), t.token) != c.endTokens.end();
+    const size_t bytes = end ? 0 : c.tokenizer->decode(std::span<const int32_t>(&t.token, 1)).size();
+    if (used.bytes + bytes > textBytes) break;
+    used.bytes += bytes;
+    ++used.tokens;
+    if (!end) kept.push_back(t);
   }
+  if (taken) *taken = used;
   if (!c.request.chat)
     return completionLogprobsJson(*c.tokenizer, kept, c.request.generate.topLogprobs, textOffset);
   return chatLogprobsJson(*c.tokenizer, kept);

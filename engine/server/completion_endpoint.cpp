@@ -56,7 +56,7 @@ Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
   }
   const Json usage = usageJson(c.promptTokens, static_cast<int64_t>(r.tokens.size()));
   int64_t textOffset = 0;
-  const Json logprobs = replyLogprobs(c, r.logprobs, textOffset, r.text.size());
+  const Json logprobs = replyLogprobs(c, r.logprobs, r.text.size(), textOffset);
   if (!c.request.chat)
     return completionJson(c.identity, r.text, openAiFinishReason(r.finishReason, false), usage,
                           logprobs);

@@ -42,16 +42,10 @@ bool CompletionStream::event(httplib::DataSink& sink, const Json& payload) {
 }
 
 nlohmann::ordered_json CompletionStream::takeLogprobs() {
-  if (c_.request.generate.topLogprobs < 0) return nullptr;
-  size_t ready = 0;
-  for (; ready < logprobs_.size(); ++ready) {
-    const int32_t id = logprobs_[ready].token;
-    const size_t end = logprobBytes_ + c_.tokenizer->decode(std::span<const int32_t>(&id, 1)).size();
-    if (end > generated_.size()) break;
-    logprobBytes_ = end;
-  }
-  Json j = replyLogprobs(c_, std::span<const TokenLogprob>(logprobs_.data(), ready), textOffset_);
-  logprobs_.erase(logprobs_.begin(), logprobs_.begin() + static_cast<std::ptrdiff_t>(ready));
+  TakenTokens taken;
+  Json j = replyLogprobs(c_, logprobs_, generated_.size() - logprobBytes_, textOffset_, &taken);
+  logprobBytes_ += taken.bytes;
+  logprobs_.erase(logprobs_.begin(), logprobs_.begin() + static_cast<std::ptrdiff_t>(taken.tokens));
   return j;
 }
 

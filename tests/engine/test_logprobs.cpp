@@ -22,16 +22,16 @@ fs::path tinyModel() { return fs::path(STRATA_RESOURCES_DIR) / "models" / "strat
 
 std::unique_ptr<Engine> openTiny(bool speculate) {
   EngineSettings settings;
-  if (!speculate) settings.speculation.mtp = settings.speculation.ngram = DrafterMode::Off;
-  else settings.speculation.mtp = settings.speculation.ngram = DrafterMode::On;
+  settings.speculation.mtp = settings.speculation.ngram = speculate ? DrafterMode::On : DrafterMode::Off;
   return Engine::open(tinyModel(), settings);
 }
 
 std::vector<int32_t> prompt(const Engine& engine, const std::string& question) {
   ChatOptions chat;
   chat.addGenerationPrompt = true;
-  const std::vector<ChatMessage> messages{{ChatRole::User, question}};
-  return engine.tokenizer()->encode(renderGlmChat(messages, {}, chat));
+  ChatMessage user;
+  user.content = question;  // a user message by default
+  return engine.tokenizer()->encode(renderGlmChat({user}, {}, chat));
 }
 
 GenerateOptions withLogprobs(int top, float temperature) {
