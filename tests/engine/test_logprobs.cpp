@@ -137,6 +137,68 @@ class TestLogprobs : public QObject {
       QVERIFY2(std::string(e.what()).find("topLogprobs") != std::string::npos, e.what());
     }
   }
+
+  // promptLogprobs: context token k+1 scored by row k of a teacher-forced pass over the
+  // context, also when the session already holds that context (reuse would keep no logits)
+  // and when the prefill runs in chunks; maxNewTokens 0 scores without generating.
+  void promptLogprobsScoreTheContext() {
+    auto engine = openTiny(false);
+    const int vocab = engine->info().vocabSize;
+    const auto context = prompt(*engine, "What is the capital of Kenya?");
+    const std::vector<float> rows = engine->newSession()->append(context).logits;
+    GenerateOptions o = withLogprobs(2, 0);
+    o.promptLogprobs = true;
+    o.maxNewTokens = 0;
+    auto session = engine->newSession();
+    session->generate(context, withLogprobs(-1, 0));  // the session now holds the context
+    for (const int chunk : {0, 5}) {
+      o.prefillChunkTokens = chunk;
+      const GenerateResult r = session->generate(context, o);
+      QVERIFY(r.tokens.empty());
+      QCOMPARE(r.finishReason, std::string("length"));
+      QCOMPARE(r.reusedTokens, int64_t{0});
+      QCOMPARE(r.promptLogprobs.size(), context.size() - 1);
+      for (size_t k = 0; k + 1 < context.size(); ++k) {
+        const TokenLogprob& lp = r.promptLogprobs[k];
+        const float* row = rows.data() + k * vocab;
+        QCOMPARE(lp.token, context[k + 1]);
+        QVERIFY2(std::abs(lp.logprob - referenceLogprob(row, vocab, lp.token)) < 2e-4,
+                 qPrintable(QString("chunk %1, token %2: %3 vs %4").arg(chunk).arg(k + 1)
+                                .arg(lp.logprob).arg(referenceLogprob(row, vocab, lp.token))));
+        QCOMPARE(lp.top.size(), size_t{2});
+        QCOMPARE(lp.top[0].first, static_cast<int32_t>(std::max_element(row, row + vocab) - row));
+      }
+    }
+    try {
+      GenerateOptions none = withLogprobs(-1, 0);
+      none.maxNewTokens = 0;
+      engine->newSession()->generate(context, none);
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("maxNewTokens") != std::string::npos, e.what());
+    }
+  }
+
+  // What evaluation harnesses do with it: the model's own answer scores higher than a wrong one.
+  void promptLogprobsPreferTheRightAnswer() {
+    auto engine = openTiny(false);
+    const auto question = prompt(*engine, "What is the capital of Kenya?");
+    auto score = [&](const std::string& answer) {
+      std::vector<int32_t> context = question;
+      const std::vector<int32_t> tail = engine->tokenizer()->encode("</think>" + answer);
+      context.insert(context.end(), tail.begin(), tail.end());
+      GenerateOptions o = withLogprobs(-1, 0);
+      o.promptLogprobs = true;
+      o.maxNewTokens = 0;
+      const GenerateResult r = engine->newSession()->generate(context, o);
+      double sum = 0;
+      for (size_t k = question.size() - 1; k < r.promptLogprobs.size(); ++k) sum += r.promptLogprobs[k].logprob;
+      return sum;
+    };
+    const double right = score("The capital of Kenya is Nairobi.");
+    const double wrong = score("The capital of Kenya is Lima.");
+    QVERIFY2(right > wrong + 1.0, qPrintable(QString("%1 vs %2").arg(right).arg(wrong)));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestLogprobs)

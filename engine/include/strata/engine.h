@@ -109,6 +109,11 @@ struct GenerateOptions {
   // chosen. -1: none (computing them costs a pass over the vocabulary per token).
   int topLogprobs = -1;
   std::function<void(const TokenLogprob&)> onLogprob;
+  // Also each context token's log probability after the tokens before it (the first has none),
+  // with topLogprobs alternatives (none when topLogprobs is -1), in
+  // GenerateResult::promptLogprobs: scoring text, as evaluation harnesses do. The whole context
+  // is evaluated again (a reused prefix keeps no logits). maxNewTokens may then be 0.
+  bool promptLogprobs = false;
 };
 
 struct GenerateResult {
@@ -121,6 +126,8 @@ struct GenerateResult {
   double decodeSeconds = 0;     // the rest
   SpeculationSummary speculation;
   std::vector<TokenLogprob> logprobs;  // with GenerateOptions::topLogprobs >= 0: one per token
+  // With GenerateOptions::promptLogprobs: one per context token after the first.
+  std::vector<TokenLogprob> promptLogprobs;
 };
 
 // One conversation: its own KV cache over the shared weights. A session is used by one

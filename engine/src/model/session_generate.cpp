@@ -44,12 +44,32 @@ std::pair<spec::DrafterKind, spec::Draft> SessionImpl::chooseDraft(std::span<con
   return {};
 }
 
+void SessionImpl::scorePrompt(std::span<const int32_t> context, int64_t firstPosition,
+                              std::span<const float> hidden, int top, GenerateResult& result) const {
+  // The logits of a few rows at a time: a whole prompt's would be prompt x vocabulary floats.
+  constexpr int64_t kRowsPerPass = 32;
+  const int64_t width = transformer_.config().hiddenSize;
+  const auto vocab = static_cast<size_t>(transformer_.config().vocabSize);
+  const auto end = std::min<int64_t>(firstPosition + static_cast<int64_t>(hidden.size()) / width,
+                                     static_cast<int64_t>(context.size()) - 1);
+  for (int64_t p = firstPosition; p < end; p += kRowsPerPass) {
+    const int64_t rows = std::min(kRowsPerPass, end - p);
+    const std::vector<float> logits =
+        transformer_.logits(hidden.data() + (p - firstPosition) * width, rows);
+    for (int64_t r = 0; r < rows; ++r)  // row p + r predicts context token p + r + 1
+      result.promptLogprobs.push_back(tokenLogprob({logits.data() + r * vocab, vocab},
+                                                   context[static_cast<size_t>(p + r + 1)],
+                                                   std::max(top, 0)));
+  }
+}
+
 GenerateResult SessionImpl::generate(std::span<const int32_t> context,
                                      const GenerateOptions& options,
                                      const std::function<void(std::string_view)>& onText,
                                      const std::function<void(int32_t)>& onToken) {
   if (context.empty()) throw Error("generate: the context is empty");
-  if (options.maxNewTokens < 1) throw Error("generate: maxNewTokens must be at least 1");
+  if (options.maxNewTokens < (options.promptLogprobs ? 0 : 1))
+    throw Error("generate: maxNewTokens must be at least 1 (0 only with promptLogprobs)");
   if (!options.stop.empty() && tokenizer_ == nullptr)
     throw Error("generate: stop strings need the model's tokenizer.json");
   if (options.grammar && (tokenizer_ == nullptr || !env_.grammarVocabulary))
@@ -84,13 +104,15 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
   // the last context token, whose logits give the first new token.
   // A fresh session copies what another conversation with the same opening computed.
   const bool fresh = tokens_.empty();
-  if (fresh && env_.prefixes) {
+  if (fresh && env_.prefixes && !options.promptLogprobs) {
     const int64_t copied = env_.prefixes->restore(context, cache_);
     tokens_.assign(context.begin(), context.begin() + copied);
   }
   const auto shared = std::mismatch(tokens_.begin(), tokens_.end(), context.begin(), context.end());
-  result.reusedTokens = std::min<int64_t>(shared.first - tokens_.begin(),
-                                          static_cast<int64_t>(context.size()) - 1);
+  result.reusedTokens = options.promptLogprobs
+                            ? 0
+                            : std::min<int64_t>(shared.first - tokens_.begin(),
+                                                static_cast<int64_t>(context.size()) - 1);
   truncate(result.reusedTokens);
 
   // While generating, this session's steps may be batched with other sessions'.
@@ -110,9 +132,15 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     const int64_t position = cache_.length();
     step = appendRows(newTokens.subspan(done, std::min(chunk, newTokens.size() - done)), false, true);
     if (feedMtp) mtp_->observe(position, step.hidden, mtpBacklog());
+    if (options.promptLogprobs) scorePrompt(context, position, step.hidden, options.topLogprobs, result);
     if (options.onPrefillProgress) options.onPrefillProgress(cache_.length(), static_cast<int64_t>(context.size()));
   }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
+  if (options.maxNewTokens == 0) {  // scoring only
+    result.finishReason = "length";
+    result.prefillSeconds = secondsSince(start);
+    return result;
+  }
   std::optional<Tokenizer::StreamDecoder> decoder;
   if (tokenizer_) decoder.emplace(*tokenizer_);
   std::vector<int32_t> history(context.begin(), context.end());
