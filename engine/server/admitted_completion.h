@@ -22,6 +22,8 @@ struct AdmittedCompletion {
   double timeoutSeconds = 0;
   const Tokenizer* tokenizer = nullptr;  // the engine's
   std::vector<int> endTokens;  // ids that end a reply without being text (none with ignore_eos)
+  std::string echoedPrompt;    // echo: the prompt's text, ahead of the reply's
+  int32_t firstPromptToken = 0;
 };
 
 // How many leading tokens a choice's "logprobs" took, and the bytes of their text.
@@ -31,7 +33,8 @@ struct TakenTokens {
 
 // A choice's "logprobs" (chat's shape or /v1/completions' older one) for the leading `tokens`
 // whose text lies wholly within the next `textBytes` bytes of the reply: an end token that
-// closed it is passed over (it is not text), a stop string's tokens never fit. Null when the
+// closed it is passed over (it is not text; with echo it is listed), a stop string's tokens
+// never fit. Null when the
 // request did not ask. `taken`: what it used (a stream keeps the rest for a later chunk);
 // `textOffset`: completions' character offset of the first token, advanced past them.
 inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
@@ -46,7 +49,8 @@ inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
     if (used.bytes + bytes > textBytes) break;
     used.bytes += bytes;
     ++used.tokens;
-    if (!end) kept.push_back(t);
+    // Echo keeps it: scoring clients take the entry after the prompt's as the generated one.
+    if (!end || c.request.echo) kept.push_back(t);
   }
   if (taken) *taken = used;
   if (!c.request.chat)

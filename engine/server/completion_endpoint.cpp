@@ -56,6 +56,16 @@ Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
   }
   const Json usage = usageJson(c.promptTokens, static_cast<int64_t>(r.tokens.size()));
   int64_t textOffset = 0;
+  if (c.request.echo) {
+    const std::string text = c.echoedPrompt + r.text;
+    Json logprobs = c.request.generate.promptLogprobs
+                        ? echoedPromptLogprobsJson(*c.tokenizer, c.firstPromptToken, r.promptLogprobs,
+                                                   c.request.generate.topLogprobs, textOffset)
+                        : Json(nullptr);
+    if (!logprobs.is_null())
+      appendCompletionLogprobs(logprobs, replyLogprobs(c, r.logprobs, r.text.size(), textOffset));
+    return completionJson(c.identity, text, openAiFinishReason(r.finishReason, false), usage, logprobs);
+  }
   const Json logprobs = replyLogprobs(c, r.logprobs, r.text.size(), textOffset);
   if (!c.request.chat)
     return completionJson(c.identity, r.text, openAiFinishReason(r.finishReason, false), usage,
@@ -110,7 +120,19 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
   }
   const Tokenizer* tokenizer = engine_.tokenizer();
   if (!tokenizer) throw ApiError(500, "the model has no tokenizer.json", "", "no_tokenizer");
-  std::vector<int32_t> ids = tokenizer->encode(prompt);
+  std::vector<int32_t> ids = c.request.promptIds.empty() ? tokenizer->encode(prompt) : c.request.promptIds;
+  if (ids.empty()) throw ApiError(400, "prompt: encodes to no tokens", "prompt", "invalid_value");
+  const int vocab = engine_.info().vocabSize;
+  for (const int32_t id : ids)
+    if (id >= vocab)
+      throw ApiError(400,
+                     "prompt: token " + std::to_string(id) + " is not in the model's vocabulary of " +
+                         std::to_string(vocab),
+                     "prompt", "invalid_value");
+  if (c.request.echo) {
+    c.echoedPrompt = c.request.promptIds.empty() ? prompt : tokenizer->decode(ids);
+    c.firstPromptToken = ids.front();
+  }
   c.promptTokens = static_cast<int64_t>(ids.size());
   if (c.promptTokens > settings_.maxPromptTokens)
     throw ApiError(400,

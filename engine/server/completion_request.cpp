@@ -104,8 +104,9 @@ void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed
   p.seed = seedField ? static_cast<uint64_t>(integer(body, "seed", 0, INT64_MIN, INT64_MAX)) : seed;
 
   const int64_t limit = 1 << 30;
-  int64_t maxTokens = integer(body, "max_tokens", defaultMaxTokens, 1, limit);
-  maxTokens = integer(body, "max_completion_tokens", maxTokens, 1, limit);
+  // 0 only scores an echoed prompt (checked by the caller, which knows about echo).
+  int64_t maxTokens = integer(body, "max_tokens", defaultMaxTokens, 0, limit);
+  maxTokens = integer(body, "max_completion_tokens", maxTokens, 0, limit);
   r.generate.maxNewTokens = static_cast<int>(maxTokens);
   r.generate.stop = stopStrings(body);
   r.generate.ignoreEos = boolean(body, "ignore_eos", false);  // vLLM's extension
@@ -120,6 +121,27 @@ void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed
     if (!r.stream) invalid("stream_options", "only allowed when stream is true");
     r.includeUsage = boolean(*options, "include_usage", false);
   }
+}
+
+// A string, or token ids, each also as a batch of one: ["text"], [[1, 2, 3]].
+void parsePrompt(const Json& prompt, CompletionRequest& r) {
+  const bool batch = prompt.is_array() && !prompt.empty() && (prompt[0].is_string() || prompt[0].is_array());
+  if (batch && prompt.size() > 1)
+    invalid("prompt", "batches of " + std::to_string(prompt.size()) +
+                          " prompts are not supported; send one prompt per request");
+  const Json& one = batch ? prompt[0] : prompt;
+  if (one.is_string()) {
+    r.prompt = one.get<std::string>();
+  } else if (one.is_array()) {
+    for (const Json& id : one) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+        invalid("prompt", "token ids must be non-negative integers, not " + id.dump());
+      r.promptIds.push_back(id.get<int32_t>());
+    }
+  } else {
+    invalid("prompt", "expected a string or an array of token ids, not " + std::string(one.type_name()));
+  }
+  if (r.prompt.empty() && r.promptIds.empty()) invalid("prompt", "must not be empty");
 }
 
 }  // namespace
@@ -208,6 +230,7 @@ CompletionRequest parseChatCompletionRequest(const Json& body, const ServerSetti
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "tools", "invalid_value");
   }
+  if (r.generate.maxNewTokens == 0) invalid("max_tokens", "must be at least 1");
   if (const Json* choice = field(body, "tool_choice")) r.generate.grammar = toolChoiceGrammar(*choice, r);
   // OpenAI's shape: logprobs true, then top_logprobs alternatives (0..20) per token.
   const bool logprobs = boolean(body, "logprobs", false);
@@ -232,18 +255,17 @@ CompletionRequest parseCompletionRequest(const Json& body, const ServerSettings&
               r);  // OpenAI's default for completions
   const Json* prompt = field(body, "prompt");
   if (!prompt) throw ApiError(400, "prompt: required", "prompt", "missing_required_parameter");
-  if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string())
-    r.prompt = (*prompt)[0].get<std::string>();
-  else if (prompt->is_string())
-    r.prompt = prompt->get<std::string>();
-  else
-    invalid("prompt", "expected a string (token arrays and batches are not supported), not " +
-                          std::string(prompt->type_name()));
-  if (r.prompt.empty()) invalid("prompt", "must not be empty");
-  if (boolean(body, "echo", false)) invalid("echo", "echo is not supported");
+  parsePrompt(*prompt, r);
   // The older shape: logprobs is the number of alternatives per token (0..20).
   if (field(body, "logprobs"))
     r.generate.topLogprobs = static_cast<int>(integer(body, "logprobs", 0, 0, kMaxTopLogprobs));
+  // echo: the reply repeats the prompt, scored token by token with logprobs (how evaluation
+  // harnesses compute log-likelihoods: max_tokens 0 or 1, logprobs 1).
+  r.echo = boolean(body, "echo", false);
+  if (r.echo && r.stream) invalid("echo", "echo is not supported with stream: true");
+  r.generate.promptLogprobs = r.echo && r.generate.topLogprobs >= 0;
+  if (r.generate.maxNewTokens == 0 && !r.echo)
+    invalid("max_tokens", "0 is allowed only with \"echo\": true (scoring the prompt)");
   if (field(body, "suffix")) invalid("suffix", "suffix (fill-in-the-middle) is not supported");
   return r;
 }

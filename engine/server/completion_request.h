@@ -17,7 +17,9 @@ struct CompletionRequest {
   std::vector<ChatMessage> messages;          // chat
   std::vector<nlohmann::ordered_json> tools;  // chat; empty also for tool_choice "none"
   bool enableThinking = true;                 // chat_template_kwargs.enable_thinking (vLLM's)
-  std::string prompt;                         // completions
+  std::string prompt;                         // completions: text,
+  std::vector<int32_t> promptIds;             // or token ids (checked against the vocabulary later)
+  bool echo = false;                          // completions: the reply repeats the prompt
   GenerateOptions generate;                   // sampling, limits, stop strings, grammar
   bool stream = false;
   bool includeUsage = false;  // stream_options.include_usage

@@ -20,6 +20,14 @@ Json tokenJson(const Tokenizer& tokenizer, int32_t id, float logprob) {
   return {{"token", text}, {"logprob", logprob}, {"bytes", std::move(bytes)}};
 }
 
+// Text offsets count characters, not bytes: every byte that does not continue a UTF-8
+// sequence starts one.
+int64_t characters(std::string_view text) {
+  int64_t n = 0;
+  for (const unsigned char b : text) n += (b & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 Json chatLogprobsJson(const Tokenizer& tokenizer, std::span<const TokenLogprob> tokens) {
@@ -44,8 +52,7 @@ Json completionLogprobsJson(const Tokenizer& tokenizer, std::span<const TokenLog
     strings.push_back(s);
     logprobs.push_back(t.logprob);
     offsets.push_back(textOffset);
-    // Characters, not bytes: every byte that does not continue a UTF-8 sequence starts one.
-    for (const unsigned char b : s) textOffset += (b & 0xC0) != 0x80 ? 1 : 0;
+    textOffset += characters(s);
     if (top > 0) {
       Json map = Json::object();
       for (const auto& [id, logprob] : t.top) {
@@ -59,6 +66,25 @@ Json completionLogprobsJson(const Tokenizer& tokenizer, std::span<const TokenLog
           {"token_logprobs", std::move(logprobs)},
           {"top_logprobs", std::move(alternatives)},
           {"text_offset", std::move(offsets)}};
+}
+
+Json echoedPromptLogprobsJson(const Tokenizer& tokenizer, int32_t firstToken,
+                              std::span<const TokenLogprob> rest, int top, int64_t& textOffset) {
+  const std::string first = tokenizer.decode(std::span<const int32_t>(&firstToken, 1));
+  Json j = {{"tokens", Json::array({first})},
+            {"token_logprobs", Json::array({nullptr})},
+            {"top_logprobs", top > 0 ? Json::array({nullptr}) : Json(nullptr)},
+            {"text_offset", Json::array({textOffset})}};
+  textOffset += characters(first);
+  appendCompletionLogprobs(j, completionLogprobsJson(tokenizer, rest, top, textOffset));
+  return j;
+}
+
+void appendCompletionLogprobs(Json& into, const Json& more) {
+  for (const char* key : {"tokens", "token_logprobs", "top_logprobs", "text_offset"}) {
+    if (!more[key].is_array()) continue;  // top_logprobs is null for both when top is 0
+    into[key].insert(into[key].end(), more[key].begin(), more[key].end());
+  }
 }
 
 Json usageJson(int64_t promptTokens, int64_t completionTokens) {

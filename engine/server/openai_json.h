@@ -37,6 +37,15 @@ nlohmann::ordered_json completionLogprobsJson(const Tokenizer& tokenizer,
                                               std::span<const TokenLogprob> tokens, int top,
                                               int64_t& textOffset);
 
+// The same for an echoed prompt (/v1/completions with echo): its first token has no log
+// probability, as nothing precedes it (null there, as OpenAI's API answers), the rest are
+// `rest`. Offsets start at textOffset = 0 and continue into the reply's (appendCompletionLogprobs).
+nlohmann::ordered_json echoedPromptLogprobsJson(const Tokenizer& tokenizer, int32_t firstToken,
+                                                std::span<const TokenLogprob> rest, int top,
+                                                int64_t& textOffset);
+// Appends the arrays of `more` (completionLogprobsJson's shape) to those of `into`.
+void appendCompletionLogprobs(nlohmann::ordered_json& into, const nlohmann::ordered_json& more);
+
 // logprobs: the choice's "logprobs" (null when not asked for).
 nlohmann::ordered_json chatCompletionJson(const ResponseIdentity& who, const AssistantReply& reply,
                                           const std::string& finishReason,

@@ -140,7 +140,8 @@ class TestLogprobs : public QObject {
 
   // promptLogprobs: context token k+1 scored by row k of a teacher-forced pass over the
   // context, also when the session already holds that context (reuse would keep no logits)
-  // and when the prefill runs in chunks; maxNewTokens 0 scores without generating.
+  // and when the prefill runs in chunks; maxNewTokens 0 scores without generating (and a
+  // negative count is refused).
   void promptLogprobsScoreTheContext() {
     auto engine = openTiny(false);
     const int vocab = engine->info().vocabSize;
@@ -171,7 +172,7 @@ class TestLogprobs : public QObject {
     }
     try {
       GenerateOptions none = withLogprobs(-1, 0);
-      none.maxNewTokens = 0;
+      none.maxNewTokens = -1;
       engine->newSession()->generate(context, none);
       QFAIL("no error");
     } catch (const Error& e) {

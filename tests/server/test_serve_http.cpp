@@ -355,6 +355,82 @@ class TestServeHttp : public QObject {
       QCOMPARE(streamedOffsets[i], lp.value("text_offset").toArray()[i].toInt());
   }
 
+  // echo, as evaluation harnesses score text (lm-evaluation-harness sends the context and
+  // continuation as token ids with echo, logprobs 1, max_tokens 1, and sums token_logprobs over
+  // the continuation): the prompt's tokens come back spelling its text, the first without a log
+  // probability, the continuation's with the numbers those tokens got when generated greedily.
+  void echoScoresThePrompt() {
+    const QString model = QString(STRATA_RESOURCES_DIR) + "/models/strata-tiny";
+    const QString head = "The capital of France is";
+    const int generated = 2;  // this prompt's greedy reply ends (<|user|>) after 3
+    QJsonObject plain{{"model", "strata-tiny"}, {"prompt", head},  {"max_tokens", generated},
+                      {"temperature", 0},       {"logprobs", 1}, {"ignore_eos", true}};
+    const QJsonObject greedy = postJson(server_.port, "/v1/completions", plain)
+                                   .json().value("choices").toArray()[0].toObject();
+    const QJsonArray greedyLogprobs = greedy.value("logprobs").toObject().value("token_logprobs").toArray();
+    QCOMPARE(greedyLogprobs.size(), generated);
+
+    // The same continuation's ids from the CLI's own path.
+    const CliRun headIds = runCli({"tokenize", "--tokenizer", model + "/tokenizer.json", "--text", head});
+    QCOMPARE(headIds.exitCode, 0);
+    QStringList ids = headIds.text().trimmed().mid(5).split(' ');  // "ids: a b c"
+    const CliRun tail = runCli({"generate", "--model", model, "--tokens", ids.join(','), "--max-new",
+                                QString::number(generated), "--greedy", "--threads", "1"});
+    QCOMPARE(tail.exitCode, 0);
+    const qsizetype context = ids.size();
+    ids += tail.text().trimmed().mid(5).split(' ');
+    QCOMPARE(ids.size(), context + generated);
+    QJsonArray tokenPrompt;
+    for (const QString& id : ids) tokenPrompt.append(id.toInt());
+
+    for (const int maxTokens : {1, 0}) {
+      const QJsonObject request{{"model", "strata-tiny"}, {"prompt", QJsonArray{tokenPrompt}},
+                                {"echo", true},           {"logprobs", 1},
+                                {"max_tokens", maxTokens}, {"temperature", 0}};
+      const HttpResponse r = postJson(server_.port, "/v1/completions", request);
+      QCOMPARE(r.status, 200);
+      const QJsonObject choice = r.json().value("choices").toArray()[0].toObject();
+      const QJsonObject usage = r.json().value("usage").toObject();
+      QCOMPARE(usage.value("prompt_tokens").toInt(), ids.size());
+      QCOMPARE(usage.value("completion_tokens").toInt(), maxTokens);
+      const QString text = choice.value("text").toString();
+      QVERIFY2(text.startsWith(head + greedy.value("text").toString()), qPrintable(text));
+      const QJsonObject lp = choice.value("logprobs").toObject();
+      const QJsonArray tokens = lp.value("tokens").toArray();
+      QCOMPARE(tokens.size(), ids.size() + maxTokens);
+      QVERIFY(lp.value("token_logprobs").toArray()[0].isNull());
+      QVERIFY(lp.value("top_logprobs").toArray()[0].isNull());
+      QString spelled;  // by the prompt's tokens
+      for (qsizetype i = 0; i < tokens.size(); ++i) {
+        QCOMPARE(lp.value("text_offset").toArray()[i].toInt(), spelled.size());
+        if (i < ids.size()) spelled += tokens[i].toString();
+        if (i == 0) continue;
+        const double logprob = lp.value("token_logprobs").toArray()[i].toDouble();
+        const QJsonObject top = lp.value("top_logprobs").toArray()[i].toObject();
+        QCOMPARE(top.size(), 1);
+        QVERIFY(logprob <= top.begin()->toDouble() + 1e-6);
+        if (i >= context && i < context + generated) {  // the greedy continuation
+          const double expected = greedyLogprobs[i - context].toDouble();
+          QVERIFY2(std::abs(logprob - expected) < 1e-3,
+                   qPrintable(QString("token %1: %2 vs %3").arg(i).arg(logprob).arg(expected)));
+          QCOMPARE(top.begin().key(), tokens[i].toString());  // what lm-eval calls is_greedy
+        }
+      }
+      // After them the generated token, listed even when it ends the reply and is not text.
+      QVERIFY2(text.startsWith(spelled), qPrintable(spelled + " | " + text));
+      if (maxTokens == 0) QCOMPARE(spelled, text);
+    }
+    // A text prompt echoes its own text.
+    const HttpResponse echoed = postJson(server_.port, "/v1/completions",
+                                         {{"model", "strata-tiny"}, {"prompt", head}, {"echo", true},
+                                          {"max_tokens", 0}});
+    QCOMPARE(echoed.status, 200);
+    const QJsonObject c = echoed.json().value("choices").toArray()[0].toObject();
+    QCOMPARE(c.value("text").toString(), head);
+    QVERIFY(c.value("logprobs").isNull());
+    QCOMPARE(c.value("finish_reason").toString(), QString("length"));
+  }
+
   void badRequests_data() {
     QTest::addColumn<QByteArray>("method");
     QTest::addColumn<QByteArray>("path");
@@ -385,6 +461,25 @@ class TestServeHttp : public QObject {
     QTest::newRow("prompt type") << QByteArray("POST") << QByteArray("/v1/completions")
                                  << quoted("{'model': 'strata-tiny', 'prompt': {'text': 'x'}}")
                                  << 400 << "prompt";
+    const QByteArray completions = "/v1/completions";
+    QTest::newRow("prompt batch")
+        << QByteArray("POST") << completions
+        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b']}") << 400 << "prompt";
+    QTest::newRow("prompt token id")
+        << QByteArray("POST") << completions
+        << quoted("{'model': 'strata-tiny', 'prompt': [1, -2]}") << 400 << "prompt";
+    QTest::newRow("prompt token outside the vocabulary")
+        << QByteArray("POST") << completions
+        << quoted("{'model': 'strata-tiny', 'prompt': [[1, 99999]]}") << 400 << "prompt";
+    QTest::newRow("max_tokens 0 without echo")
+        << QByteArray("POST") << completions
+        << quoted("{'model': 'strata-tiny', 'prompt': 'a', 'max_tokens': 0}") << 400 << "max_tokens";
+    QTest::newRow("chat max_tokens 0")
+        << QByteArray("POST") << chat
+        << quoted("{'model': 'strata-tiny', 'max_tokens': 0, " + messages + "}") << 400 << "max_tokens";
+    QTest::newRow("echo with stream")
+        << QByteArray("POST") << completions
+        << quoted("{'model': 'strata-tiny', 'prompt': 'a', 'echo': true, 'stream': true}") << 400 << "echo";
     QTest::newRow("unknown model")
         << QByteArray("POST") << chat << quoted("{'model': 'gpt-4o', " + messages + "}") << 404
         << "model";

@@ -111,7 +111,9 @@ class TestServerUnits : public QObject {
     QTest::newRow("top_p zero") << R"({"top_p": 0})" << 400 << "top_p"
                                 << "(0, 1]";
     QTest::newRow("max_tokens zero") << R"({"max_tokens": 0})" << 400 << "max_tokens"
-                                     << "integer";
+                                     << "at least 1";
+    QTest::newRow("max_tokens negative") << R"({"max_tokens": -1})" << 400 << "max_tokens"
+                                         << "integer";
     QTest::newRow("max_tokens float") << R"({"max_tokens": 1.5})" << 400 << "max_tokens"
                                       << "1.5";
     QTest::newRow("max_tokens huge")
@@ -181,12 +183,19 @@ class TestServerUnits : public QObject {
       QCOMPARE(e.code(), std::string("invalid_json"));
     }
     QVERIFY_THROWS_EXCEPTION(ApiError, strata::server::parseJsonBody("[1, 2]"));
-    try {
-      strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", Json::array({1, 2})}},
-                                             settings(), 1);
-      QFAIL("accepted a token-array prompt");
-    } catch (const ApiError& e) {
-      QCOMPARE(e.param(), std::string("prompt"));
+    // Token ids, alone or as a batch of one; a batch of two, or a fraction, is refused.
+    const auto ids = strata::server::parseCompletionRequest(
+        {{"model", "tiny"}, {"prompt", Json::array({Json::array({7, 2})})}}, settings(), 1);
+    QVERIFY(ids.promptIds == std::vector<int32_t>({7, 2}));
+    QCOMPARE(strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", Json::array({3})}},
+                                                    settings(), 1).promptIds.size(), size_t{1});
+    for (const Json& prompt : {Json::array({"a", "b"}), Json::array({1.5}), Json::array()}) {
+      try {
+        strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", prompt}}, settings(), 1);
+        QFAIL(qPrintable("accepted the prompt " + QString::fromStdString(prompt.dump())));
+      } catch (const ApiError& e) {
+        QCOMPARE(e.param(), std::string("prompt"));
+      }
     }
   }
 

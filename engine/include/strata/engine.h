@@ -83,7 +83,7 @@ constexpr int kMaxTopLogprobs = 20;  // as OpenAI's top_logprobs
 
 struct GenerateOptions {
   SamplingParams sampling;         // temperature 0: greedy
-  int maxNewTokens = 512;
+  int maxNewTokens = 512;          // 0: only evaluate the context (and score it)
   std::vector<std::string> stop;   // stop strings (needs the model's tokenizer)
   // Generate exactly maxNewTokens: end-of-sequence ids do not stop (benchmarks, load tests).
   bool ignoreEos = false;
@@ -112,7 +112,7 @@ struct GenerateOptions {
   // Also each context token's log probability after the tokens before it (the first has none),
   // with topLogprobs alternatives (none when topLogprobs is -1), in
   // GenerateResult::promptLogprobs: scoring text, as evaluation harnesses do. The whole context
-  // is evaluated again (a reused prefix keeps no logits). maxNewTokens may then be 0.
+  // is evaluated again (a reused prefix keeps no logits).
   bool promptLogprobs = false;
 };
 

@@ -68,8 +68,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
                                      const std::function<void(std::string_view)>& onText,
                                      const std::function<void(int32_t)>& onToken) {
   if (context.empty()) throw Error("generate: the context is empty");
-  if (options.maxNewTokens < (options.promptLogprobs ? 0 : 1))
-    throw Error("generate: maxNewTokens must be at least 1 (0 only with promptLogprobs)");
+  if (options.maxNewTokens < 0) throw Error("generate: maxNewTokens must not be negative");
   if (!options.stop.empty() && tokenizer_ == nullptr)
     throw Error("generate: stop strings need the model's tokenizer.json");
   if (options.grammar && (tokenizer_ == nullptr || !env_.grammarVocabulary))
@@ -136,7 +135,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     if (options.onPrefillProgress) options.onPrefillProgress(cache_.length(), static_cast<int64_t>(context.size()));
   }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
-  if (options.maxNewTokens == 0) {  // scoring only
+  if (options.maxNewTokens == 0) {  // evaluating (and scoring) the context only
     result.finishReason = "length";
     result.prefillSeconds = secondsSince(start);
     return result;
