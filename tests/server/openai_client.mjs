@@ -73,6 +73,17 @@ check(older && older.tokens.join('') === scoredCompletion.choices[0].text &&
       older.top_logprobs.every((m, i) => m[older.tokens[i]] === older.token_logprobs[i]),
       `completions logprobs: ${JSON.stringify(older)}`);
 
+// Scoring as evaluation harnesses do: echo with logprobs 1 and max_tokens 1 lists the prompt's
+// tokens (the first without a log probability) and then the generated one.
+const echoed = await client.completions.create({
+  model, prompt: 'The capital of France is Paris', max_tokens: 1, temperature: 0, logprobs: 1, echo: true });
+const echo = echoed.choices[0].logprobs;
+check(echoed.choices[0].text.startsWith('The capital of France is Paris') &&
+      echo.tokens.length === echoed.usage.prompt_tokens + 1 && echo.token_logprobs[0] === null &&
+      echo.token_logprobs.slice(1).every((l) => l <= 0) &&
+      echo.tokens.slice(0, echoed.usage.prompt_tokens).join('') === 'The capital of France is Paris',
+      `echo: ${JSON.stringify(echoed.choices[0])}`);
+
 // Tool round trip: the assistant's call and the tool's answer go back into the conversation;
 // the tool definitions must reach the prompt (more prompt tokens than without them).
 const tools = [{
