@@ -21,59 +21,92 @@ void respondJson(httplib::Response& response, int status, const Json& body) {
                        "application/json");
 }
 
-// Waits for a non-streaming job; cancels it at the deadline, or when its client hangs up (then
-// nothing is answered: there is nobody to answer).
-Json finishedResponse(const AdmittedCompletion& c, Scheduler& scheduler,
-                      const std::optional<ClientConnection>& client) {
-  Job::Progress p;
+// Waits for a request's non-streaming jobs (a batch of prompts has one each); cancels them all
+// at the deadline, or when the client hangs up (then nothing is answered: nobody is there).
+std::vector<GenerateResult> finishedResults(const std::vector<AdmittedCompletion>& jobs,
+                                            Scheduler& scheduler,
+                                            const std::optional<ClientConnection>& client) {
+  const AdmittedCompletion& first = jobs.front();  // all share the deadline
   bool timedOut = false;
   bool clientGone = false;
-  while (!p.done) {
-    const auto now = Job::Clock::now();
-    if (!timedOut && !clientGone && now >= c.deadline) {
-      scheduler.cancel(c.job);
-      timedOut = true;
+  auto cancelAll = [&] {
+    for (const AdmittedCompletion& c : jobs) scheduler.cancel(c.job);
+  };
+  std::vector<Job::Progress> progress;
+  for (const AdmittedCompletion& c : jobs) {
+    Job::Progress p;
+    while (!p.done) {
+      const auto now = Job::Clock::now();
+      if (!timedOut && !clientGone && now >= first.deadline) {
+        cancelAll();
+        timedOut = true;
+      }
+      if (!timedOut && !clientGone && client && client->closed()) {
+        cancelAll();
+        clientGone = true;
+      }
+      const auto until = timedOut || clientGone ? now + std::chrono::seconds(1)
+                                                : std::min(first.deadline, now + kClientCheckInterval);
+      p = c.job->wait(until);
     }
-    if (!timedOut && !clientGone && client && client->closed()) {
-      scheduler.cancel(c.job);
-      clientGone = true;
-    }
-    const auto until = timedOut || clientGone ? now + std::chrono::seconds(1)
-                                              : std::min(c.deadline, now + kClientCheckInterval);
-    p = c.job->wait(until);
+    progress.push_back(std::move(p));
   }
   if (clientGone) throw ApiError(499, "the client closed the connection", "", "client_closed");
-  if (!p.error.empty())
-    throw ApiError(500, "generation failed: " + p.error, "", "generation_failed");
-  const GenerateResult& r = *p.result;
-  if (r.finishReason == "cancelled") {
-    if (timedOut)
-      throw ApiError(504,
-                     "the request took longer than the server's timeout of " +
-                         std::to_string(c.timeoutSeconds) + " s",
-                     "", "timeout");
-    throw ApiError(503, "the server is shutting down", "", "shutting_down");
+  std::vector<GenerateResult> results;
+  for (const Job::Progress& p : progress) {
+    if (!p.error.empty())
+      throw ApiError(500, "generation failed: " + p.error, "", "generation_failed");
+    if (p.result->finishReason == "cancelled") {
+      if (timedOut)
+        throw ApiError(504,
+                       "the request took longer than the server's timeout of " +
+                           std::to_string(first.timeoutSeconds) + " s",
+                       "", "timeout");
+      throw ApiError(503, "the server is shutting down", "", "shutting_down");
+    }
+    results.push_back(*p.result);
   }
-  const Json usage = usageJson(c.promptTokens, static_cast<int64_t>(r.tokens.size()));
+  return results;
+}
+
+// A /v1/completions choice: the reply (after the prompt, with echo) and its log probabilities.
+CompletionChoice completionChoice(const AdmittedCompletion& c, const GenerateResult& r) {
+  CompletionChoice choice{r.text, openAiFinishReason(r.finishReason, false), nullptr};
   int64_t textOffset = 0;
-  if (c.request.echo) {
-    const std::string text = c.echoedPrompt + r.text;
-    Json logprobs = c.request.generate.promptLogprobs
-                        ? echoedPromptLogprobsJson(*c.tokenizer, c.firstPromptToken, r.promptLogprobs,
-                                                   c.request.generate.topLogprobs, textOffset)
-                        : Json(nullptr);
-    if (!logprobs.is_null())
-      appendCompletionLogprobs(logprobs, replyLogprobs(c, r.logprobs, r.text.size(), textOffset));
-    return completionJson(c.identity, text, openAiFinishReason(r.finishReason, false), usage, logprobs);
+  if (!c.request.echo) {
+    choice.logprobs = replyLogprobs(c, r.logprobs, r.text.size(), textOffset);
+    return choice;
   }
-  const Json logprobs = replyLogprobs(c, r.logprobs, r.text.size(), textOffset);
-  if (!c.request.chat)
-    return completionJson(c.identity, r.text, openAiFinishReason(r.finishReason, false), usage,
-                          logprobs);
-  const AssistantReply reply = parsedReply(c, r.text);
-  return chatCompletionJson(c.identity, reply,
-                            openAiFinishReason(r.finishReason, !reply.toolCalls.empty()), usage,
-                            logprobs);
+  choice.text = c.echoedPrompt + r.text;
+  if (c.request.generate.promptLogprobs) {
+    choice.logprobs = echoedPromptLogprobsJson(*c.tokenizer, c.firstPromptToken, r.promptLogprobs,
+                                               c.request.generate.topLogprobs, textOffset);
+    appendCompletionLogprobs(choice.logprobs, replyLogprobs(c, r.logprobs, r.text.size(), textOffset));
+  }
+  return choice;
+}
+
+Json finishedResponse(const std::vector<AdmittedCompletion>& jobs, Scheduler& scheduler,
+                      const std::optional<ClientConnection>& client) {
+  const std::vector<GenerateResult> results = finishedResults(jobs, scheduler, client);
+  const AdmittedCompletion& c = jobs.front();
+  if (c.request.chat) {
+    const GenerateResult& r = results.front();
+    int64_t textOffset = 0;
+    const Json logprobs = replyLogprobs(c, r.logprobs, r.text.size(), textOffset);
+    const AssistantReply reply = parsedReply(c, r.text);
+    return chatCompletionJson(c.identity, reply,
+                              openAiFinishReason(r.finishReason, !reply.toolCalls.empty()),
+                              usageJson(c.promptTokens, static_cast<int64_t>(r.tokens.size())), logprobs);
+  }
+  std::vector<CompletionChoice> choices;
+  int64_t promptTokens = 0, completionTokens = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    choices.push_back(completionChoice(jobs[i], results[i]));
+    promptTokens += jobs[i].promptTokens;
+    completionTokens += static_cast<int64_t>(results[i].tokens.size());
+  }
+  return completionJson(c.identity, choices, usageJson(promptTokens, completionTokens));
 }
 
 }  // namespace
@@ -99,38 +132,24 @@ void CompletionEndpoint::handle(const httplib::Request& request, httplib::Respon
   }
 }
 
-void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
-                                         httplib::Response& response, bool chat) {
-  const Json body = parseJsonBody(request.body);
-  AdmittedCompletion c;
-  c.request = chat ? parseChatCompletionRequest(body, settings_, freshSeed())
-                   : parseCompletionRequest(body, settings_, freshSeed());
-  std::string prompt = c.request.prompt;
-  if (chat) {
-    c.request.enableThinking =
-        thinkBeforeGrammar(engine_.tokenizer(), c.request.enableThinking, c.request.generate);
-    ChatOptions options;
-    options.addGenerationPrompt = true;
-    options.enableThinking = c.request.enableThinking;
-    try {
-      prompt = renderGlmChat(c.request.messages, c.request.tools, options);
-    } catch (const Error& e) {
-      throw ApiError(400, e.what(), "messages", "invalid_value");
-    }
-  }
+AdmittedCompletion CompletionEndpoint::admitPrompt(const CompletionRequest& request,
+                                                  const PromptInput& prompt) const {
   const Tokenizer* tokenizer = engine_.tokenizer();
   if (!tokenizer) throw ApiError(500, "the model has no tokenizer.json", "", "no_tokenizer");
-  std::vector<int32_t> ids = c.request.promptIds.empty() ? tokenizer->encode(prompt) : c.request.promptIds;
-  if (ids.empty()) throw ApiError(400, "prompt: encodes to no tokens", "prompt", "invalid_value");
+  AdmittedCompletion c;
+  c.request = request;
+  const char* field = request.chat ? "messages" : "prompt";
+  std::vector<int32_t> ids = prompt.ids.empty() ? tokenizer->encode(prompt.text) : prompt.ids;
+  if (ids.empty()) throw ApiError(400, "prompt: encodes to no tokens", field, "invalid_value");
   const int vocab = engine_.info().vocabSize;
   for (const int32_t id : ids)
     if (id >= vocab)
       throw ApiError(400,
                      "prompt: token " + std::to_string(id) + " is not in the model's vocabulary of " +
                          std::to_string(vocab),
-                     "prompt", "invalid_value");
-  if (c.request.echo) {
-    c.echoedPrompt = c.request.promptIds.empty() ? prompt : tokenizer->decode(ids);
+                     field, "invalid_value");
+  if (request.echo) {
+    c.echoedPrompt = prompt.ids.empty() ? prompt.text : tokenizer->decode(ids);
     c.firstPromptToken = ids.front();
   }
   c.promptTokens = static_cast<int64_t>(ids.size());
@@ -139,17 +158,50 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
                    "the prompt is " + std::to_string(c.promptTokens) +
                        " tokens; this server accepts at most " +
                        std::to_string(settings_.maxPromptTokens),
-                   chat ? "messages" : "prompt", "context_length_exceeded");
-
+                   field, "context_length_exceeded");
   c.tokenizer = tokenizer;
-  if (!c.request.generate.ignoreEos) c.endTokens = engine_.info().eosTokenIds;
-  c.job = std::make_shared<Job>(std::move(ids), c.request.generate);
-  c.timeoutSeconds = settings_.timeoutSeconds;
-  c.deadline = Job::Clock::now() + std::chrono::duration_cast<Job::Clock::duration>(
-                                       std::chrono::duration<double>(settings_.timeoutSeconds));
-  c.identity = {(chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId_++),
-                static_cast<int64_t>(std::time(nullptr)), settings_.modelId};
-  if (!scheduler_.submit(c.job)) {
+  if (!request.generate.ignoreEos) c.endTokens = engine_.info().eosTokenIds;
+  c.job = std::make_shared<Job>(std::move(ids), request.generate);
+  return c;
+}
+
+void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
+                                         httplib::Response& response, bool chat) {
+  const Json body = parseJsonBody(request.body);
+  CompletionRequest parsed = chat ? parseChatCompletionRequest(body, settings_, freshSeed())
+                                  : parseCompletionRequest(body, settings_, freshSeed());
+  std::vector<PromptInput> prompts = parsed.prompts;
+  if (chat) {
+    parsed.enableThinking = thinkBeforeGrammar(engine_.tokenizer(), parsed.enableThinking, parsed.generate);
+    ChatOptions options;
+    options.addGenerationPrompt = true;
+    options.enableThinking = parsed.enableThinking;
+    try {
+      prompts = {{renderGlmChat(parsed.messages, parsed.tools, options), {}}};
+    } catch (const Error& e) {
+      throw ApiError(400, e.what(), "messages", "invalid_value");
+    }
+  }
+  const Scheduler::Load capacity = scheduler_.load();
+  if (prompts.size() > static_cast<size_t>(capacity.slotCount + capacity.queueCapacity))
+    throw ApiError(400,
+                   "prompt: a batch of " + std::to_string(prompts.size()) +
+                       " prompts is more than this server holds at once (" +
+                       std::to_string(capacity.slotCount) + " slots and a queue of " +
+                       std::to_string(capacity.queueCapacity) + ")",
+                   "prompt", "invalid_value");
+  std::vector<AdmittedCompletion> jobs;
+  for (const PromptInput& prompt : prompts) jobs.push_back(admitPrompt(parsed, prompt));
+  const ResponseIdentity identity{(chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId_++),
+                                  static_cast<int64_t>(std::time(nullptr)), settings_.modelId};
+  const auto deadline = Job::Clock::now() + std::chrono::duration_cast<Job::Clock::duration>(
+                                                std::chrono::duration<double>(settings_.timeoutSeconds));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].identity = identity;
+    jobs[i].timeoutSeconds = settings_.timeoutSeconds;
+    jobs[i].deadline = deadline;
+    if (scheduler_.submit(jobs[i].job)) continue;
+    for (size_t k = 0; k < i; ++k) scheduler_.cancel(jobs[k].job);  // all or nothing
     const Scheduler::Load load = scheduler_.load();
     throw ApiError(429,
                    "the server is busy: " + std::to_string(load.active) + " of " +
@@ -160,11 +212,11 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
   }
   auto client = ClientConnection::find(request.remote_addr, request.remote_port,
                                        request.local_addr, request.local_port);
-  if (!c.request.stream) {
-    respondJson(response, 200, finishedResponse(c, scheduler_, client));
+  if (!parsed.stream) {
+    respondJson(response, 200, finishedResponse(jobs, scheduler_, client));
     return;
   }
-  auto stream = std::make_shared<CompletionStream>(std::move(c), scheduler_,
+  auto stream = std::make_shared<CompletionStream>(std::move(jobs.front()), scheduler_,
                                                    settings_.keepAliveSeconds, std::move(client));
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(

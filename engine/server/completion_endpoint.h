@@ -1,11 +1,13 @@
 #pragma once
 // POST /v1/chat/completions and POST /v1/completions: validate, render the prompt, admit the
-// job to the scheduler (429 when full), then answer with one JSON object or an SSE stream.
+// job to the scheduler (429 when full; a batch of completion prompts is one job each, admitted
+// all or none), then answer with one JSON object or an SSE stream.
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <random>
 
+#include "admitted_completion.h"
 #include "scheduler.h"
 #include "server_settings.h"
 #include "strata/engine.h"
@@ -26,6 +28,8 @@ class CompletionEndpoint {
 
  private:
   void admitAndRespond(const httplib::Request& request, httplib::Response& response, bool chat);
+  // One prompt's job, checked (token ids, length) but not yet submitted.
+  AdmittedCompletion admitPrompt(const CompletionRequest& request, const PromptInput& prompt) const;
   uint64_t freshSeed();
 
   const Engine& engine_;

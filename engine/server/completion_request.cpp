@@ -123,25 +123,36 @@ void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed
   }
 }
 
-// A string, or token ids, each also as a batch of one: ["text"], [[1, 2, 3]].
-void parsePrompt(const Json& prompt, CompletionRequest& r) {
-  const bool batch = prompt.is_array() && !prompt.empty() && (prompt[0].is_string() || prompt[0].is_array());
-  if (batch && prompt.size() > 1)
-    invalid("prompt", "batches of " + std::to_string(prompt.size()) +
-                          " prompts are not supported; send one prompt per request");
-  const Json& one = batch ? prompt[0] : prompt;
-  if (one.is_string()) {
-    r.prompt = one.get<std::string>();
-  } else if (one.is_array()) {
-    for (const Json& id : one) {
+// One prompt: a string or an array of token ids.
+PromptInput onePrompt(const Json& prompt, const std::string& name) {
+  PromptInput p;
+  if (prompt.is_string()) {
+    p.text = prompt.get<std::string>();
+  } else if (prompt.is_array()) {
+    for (const Json& id : prompt) {
       if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-        invalid("prompt", "token ids must be non-negative integers, not " + id.dump());
-      r.promptIds.push_back(id.get<int32_t>());
+        invalid(name, "token ids must be non-negative integers, not " + id.dump());
+      p.ids.push_back(id.get<int32_t>());
     }
   } else {
-    invalid("prompt", "expected a string or an array of token ids, not " + std::string(one.type_name()));
+    invalid(name, "expected a string or an array of token ids, not " + std::string(prompt.type_name()));
   }
-  if (r.prompt.empty() && r.promptIds.empty()) invalid("prompt", "must not be empty");
+  if (p.text.empty() && p.ids.empty()) invalid(name, "must not be empty");
+  return p;
+}
+
+// A string or token ids, or a batch of them (["a", "b"], [[1, 2], [3]]): a choice for each.
+std::vector<PromptInput> parsePrompts(const Json& prompt) {
+  const bool batch = prompt.is_array() && !prompt.empty() && (prompt[0].is_string() || prompt[0].is_array());
+  if (!batch) return {onePrompt(prompt, "prompt")};
+  std::vector<PromptInput> prompts;
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    const std::string name = "prompt[" + std::to_string(i) + "]";
+    if (prompt[i].is_string() != prompt[0].is_string())
+      invalid(name, "a batch holds strings or token arrays, not both");
+    prompts.push_back(onePrompt(prompt[i], name));
+  }
+  return prompts;
 }
 
 }  // namespace
@@ -255,7 +266,9 @@ CompletionRequest parseCompletionRequest(const Json& body, const ServerSettings&
               r);  // OpenAI's default for completions
   const Json* prompt = field(body, "prompt");
   if (!prompt) throw ApiError(400, "prompt: required", "prompt", "missing_required_parameter");
-  parsePrompt(*prompt, r);
+  r.prompts = parsePrompts(*prompt);
+  if (r.prompts.size() > 1 && r.stream)
+    invalid("prompt", "a batch of prompts cannot stream; send them one per request");
   // The older shape: logprobs is the number of alternatives per token (0..20).
   if (field(body, "logprobs"))
     r.generate.topLogprobs = static_cast<int>(integer(body, "logprobs", 0, 0, kMaxTopLogprobs));

@@ -12,13 +12,18 @@
 
 namespace strata::server {
 
+// A /v1/completions prompt: text, or token ids (checked against the vocabulary later).
+struct PromptInput {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
 struct CompletionRequest {
   bool chat = true;                           // false: /v1/completions
   std::vector<ChatMessage> messages;          // chat
   std::vector<nlohmann::ordered_json> tools;  // chat; empty also for tool_choice "none"
   bool enableThinking = true;                 // chat_template_kwargs.enable_thinking (vLLM's)
-  std::string prompt;                         // completions: text,
-  std::vector<int32_t> promptIds;             // or token ids (checked against the vocabulary later)
+  std::vector<PromptInput> prompts;           // completions: one choice each
   bool echo = false;                          // completions: the reply repeats the prompt
   GenerateOptions generate;                   // sampling, limits, stop strings, grammar
   bool stream = false;

@@ -140,11 +140,15 @@ Json toolCallDeltas(const AssistantReply& reply) {
   return calls;
 }
 
-Json completionJson(const ResponseIdentity& who, const std::string& text,
-                    const std::string& finishReason, const Json& usage, const Json& logprobs) {
+Json completionJson(const ResponseIdentity& who, const std::vector<CompletionChoice>& choices,
+                    const Json& usage) {
   Json j = head(who, "text_completion");
-  j["choices"] = Json::array(
-      {{{"text", text}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finishReason}}});
+  j["choices"] = Json::array();
+  for (size_t i = 0; i < choices.size(); ++i)
+    j["choices"].push_back({{"text", choices[i].text},
+                            {"index", i},
+                            {"logprobs", choices[i].logprobs},
+                            {"finish_reason", choices[i].finishReason}});
   j["usage"] = usage;
   return j;
 }

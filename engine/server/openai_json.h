@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "strata/chat.h"
 #include "strata/engine.h"
@@ -63,10 +64,15 @@ nlohmann::ordered_json usageChunkJson(const ResponseIdentity& who, const char* o
 // delta.tool_calls for the calls of a finished reply (each whole, with its index).
 nlohmann::ordered_json toolCallDeltas(const AssistantReply& reply);
 
-nlohmann::ordered_json completionJson(const ResponseIdentity& who, const std::string& text,
-                                      const std::string& finishReason,
-                                      const nlohmann::ordered_json& usage,
-                                      const nlohmann::ordered_json& logprobs = nullptr);
+// One choice of a /v1/completions response (its index is its place in the list).
+struct CompletionChoice {
+  std::string text;
+  std::string finishReason;
+  nlohmann::ordered_json logprobs;  // null when not asked for
+};
+nlohmann::ordered_json completionJson(const ResponseIdentity& who,
+                                      const std::vector<CompletionChoice>& choices,
+                                      const nlohmann::ordered_json& usage);
 nlohmann::ordered_json completionChunkJson(const ResponseIdentity& who, const std::string& text,
                                            const std::string& finishReason, bool withUsageField,
                                            const nlohmann::ordered_json& logprobs = nullptr);

@@ -431,6 +431,49 @@ class TestServeHttp : public QObject {
     QCOMPARE(c.value("finish_reason").toString(), QString("length"));
   }
 
+  // A batch of prompts (strings or token ids): one choice per prompt, in order, each what the
+  // prompt alone gets; usage sums them.
+  void promptBatches() {
+    const QStringList heads{"The capital of France is", "The capital of Kenya is", "Count the items:"};
+    QStringList alone;
+    int promptTokens = 0, completionTokens = 0;
+    for (const QString& head : heads) {
+      const QJsonObject j = postJson(server_.port, "/v1/completions",
+                                     {{"model", "strata-tiny"}, {"prompt", head}, {"max_tokens", 6},
+                                      {"temperature", 0}}).json();
+      alone << j.value("choices").toArray()[0].toObject().value("text").toString();
+      promptTokens += j.value("usage").toObject().value("prompt_tokens").toInt();
+      completionTokens += j.value("usage").toObject().value("completion_tokens").toInt();
+    }
+    const HttpResponse r = postJson(server_.port, "/v1/completions",
+                                    {{"model", "strata-tiny"}, {"prompt", QJsonArray::fromStringList(heads)},
+                                     {"max_tokens", 6}, {"temperature", 0}});
+    QCOMPARE(r.status, 200);
+    const QJsonArray choices = r.json().value("choices").toArray();
+    QCOMPARE(choices.size(), heads.size());
+    for (qsizetype i = 0; i < choices.size(); ++i) {
+      QCOMPARE(choices[i].toObject().value("index").toInt(), i);
+      QCOMPARE(choices[i].toObject().value("text").toString(), alone[i]);
+    }
+    QCOMPARE(r.json().value("usage").toObject().value("prompt_tokens").toInt(), promptTokens);
+    QCOMPARE(r.json().value("usage").toObject().value("completion_tokens").toInt(), completionTokens);
+
+    // Token-id prompts scored with echo, as a harness batches them.
+    const HttpResponse scored = postJson(server_.port, "/v1/completions",
+                                         {{"model", "strata-tiny"},
+                                          {"prompt", QJsonArray{QJsonArray{390, 289, 293}, QJsonArray{390, 289}}},
+                                          {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}});
+    QCOMPARE(scored.status, 200);
+    const QJsonArray scoredChoices = scored.json().value("choices").toArray();
+    QCOMPARE(scoredChoices.size(), 2);
+    const QJsonArray first = scoredChoices[0].toObject().value("logprobs").toObject().value("token_logprobs").toArray();
+    const QJsonArray second = scoredChoices[1].toObject().value("logprobs").toObject().value("token_logprobs").toArray();
+    QCOMPARE(first.size(), 3);
+    QCOMPARE(second.size(), 2);
+    QVERIFY(first[0].isNull() && second[0].isNull());
+    QVERIFY(std::abs(first[1].toDouble() - second[1].toDouble()) < 1e-4);  // the same context
+  }
+
   void badRequests_data() {
     QTest::addColumn<QByteArray>("method");
     QTest::addColumn<QByteArray>("path");
@@ -462,9 +505,12 @@ class TestServeHttp : public QObject {
                                  << quoted("{'model': 'strata-tiny', 'prompt': {'text': 'x'}}")
                                  << 400 << "prompt";
     const QByteArray completions = "/v1/completions";
-    QTest::newRow("prompt batch")
+    QTest::newRow("prompt batch streamed")
         << QByteArray("POST") << completions
-        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b']}") << 400 << "prompt";
+        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b'], 'stream': true}") << 400 << "prompt";
+    QTest::newRow("prompt batch beyond slots and queue")  // this server: 2 slots, a queue of 4
+        << QByteArray("POST") << completions
+        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b', 'c', 'd', 'e', 'f', 'g']}") << 400 << "prompt";
     QTest::newRow("prompt token id")
         << QByteArray("POST") << completions
         << quoted("{'model': 'strata-tiny', 'prompt': [1, -2]}") << 400 << "prompt";

@@ -87,7 +87,8 @@ class TestServerUnits : public QObject {
     const auto completion = strata::server::parseCompletionRequest(
         {{"model", "tiny"}, {"prompt", Json::array({"Once"})}}, settings(), 1);
     QCOMPARE(completion.generate.maxNewTokens, 16);  // OpenAI's default for completions
-    QCOMPARE(completion.prompt, std::string("Once"));
+    QCOMPARE(completion.prompts.size(), size_t{1});
+    QCOMPARE(completion.prompts[0].text, std::string("Once"));
     QCOMPARE(completion.generate.topLogprobs, -1);
     // /v1/completions' logprobs: the number of alternatives per token.
     const auto scored = strata::server::parseCompletionRequest(
@@ -183,19 +184,33 @@ class TestServerUnits : public QObject {
       QCOMPARE(e.code(), std::string("invalid_json"));
     }
     QVERIFY_THROWS_EXCEPTION(ApiError, strata::server::parseJsonBody("[1, 2]"));
-    // Token ids, alone or as a batch of one; a batch of two, or a fraction, is refused.
+    // Token ids, alone or in a batch, and batches of strings; mixed or fractional ids refused.
     const auto ids = strata::server::parseCompletionRequest(
-        {{"model", "tiny"}, {"prompt", Json::array({Json::array({7, 2})})}}, settings(), 1);
-    QVERIFY(ids.promptIds == std::vector<int32_t>({7, 2}));
+        {{"model", "tiny"}, {"prompt", Json::array({Json::array({7, 2}), Json::array({5})})}}, settings(), 1);
+    QCOMPARE(ids.prompts.size(), size_t{2});
+    QVERIFY(ids.prompts[0].ids == std::vector<int32_t>({7, 2}) && ids.prompts[0].text.empty());
+    QVERIFY(ids.prompts[1].ids == std::vector<int32_t>({5}));
     QCOMPARE(strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", Json::array({3})}},
-                                                    settings(), 1).promptIds.size(), size_t{1});
-    for (const Json& prompt : {Json::array({"a", "b"}), Json::array({1.5}), Json::array()}) {
+                                                    settings(), 1).prompts.size(), size_t{1});
+    const auto texts = strata::server::parseCompletionRequest(
+        {{"model", "tiny"}, {"prompt", Json::array({"a", "b", "c"})}}, settings(), 1);
+    QCOMPARE(texts.prompts.size(), size_t{3});
+    QCOMPARE(texts.prompts[2].text, std::string("c"));
+    for (const Json& prompt : {Json::array({1.5}), Json::array(), Json::array({"a", 3}),
+                               Json::array({Json::array({1}), "b"})}) {
       try {
         strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", prompt}}, settings(), 1);
         QFAIL(qPrintable("accepted the prompt " + QString::fromStdString(prompt.dump())));
       } catch (const ApiError& e) {
-        QCOMPARE(e.param(), std::string("prompt"));
+        QVERIFY2(QString::fromStdString(e.param()).startsWith("prompt"), e.what());
       }
+    }
+    try {
+      strata::server::parseCompletionRequest(
+          {{"model", "tiny"}, {"prompt", Json::array({"a", "b"})}, {"stream", true}}, settings(), 1);
+      QFAIL("streamed a batch");
+    } catch (const ApiError& e) {
+      QCOMPARE(e.param(), std::string("prompt"));
     }
   }
 
