@@ -24,6 +24,7 @@ struct AdmittedCompletion {
   std::vector<int> endTokens;  // ids that end a reply without being text (none with ignore_eos)
   std::string echoedPrompt;    // echo: the prompt's text, ahead of the reply's
   int32_t firstPromptToken = 0;
+  int choice = 0;  // its index among the response's choices
 };
 
 // How many leading tokens a choice's "logprobs" took, and the bytes of their text.
@@ -62,7 +63,8 @@ inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
 inline AssistantReply parsedReply(const AdmittedCompletion& c, const std::string& text) {
   AssistantReply reply = parseGlmReply(text, c.request.enableThinking, c.request.tools);
   for (size_t i = 0; i < reply.toolCalls.size(); ++i)
-    reply.toolCalls[i].id = "call_" + c.identity.id + "_" + std::to_string(i);
+    reply.toolCalls[i].id = "call_" + c.identity.id + "_" + (c.choice > 0 ? std::to_string(c.choice) + "_" : "") +
+                            std::to_string(i);
   return reply;
 }
 

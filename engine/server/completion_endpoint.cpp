@@ -89,24 +89,28 @@ CompletionChoice completionChoice(const AdmittedCompletion& c, const GenerateRes
 Json finishedResponse(const std::vector<AdmittedCompletion>& jobs, Scheduler& scheduler,
                       const std::optional<ClientConnection>& client) {
   const std::vector<GenerateResult> results = finishedResults(jobs, scheduler, client);
-  const AdmittedCompletion& c = jobs.front();
-  if (c.request.chat) {
-    const GenerateResult& r = results.front();
-    int64_t textOffset = 0;
-    const Json logprobs = replyLogprobs(c, r.logprobs, r.text.size(), textOffset);
-    const AssistantReply reply = parsedReply(c, r.text);
-    return chatCompletionJson(c.identity, reply,
-                              openAiFinishReason(r.finishReason, !reply.toolCalls.empty()),
-                              usageJson(c.promptTokens, static_cast<int64_t>(r.tokens.size())), logprobs);
-  }
-  std::vector<CompletionChoice> choices;
+  // Usage counts each prompt once (n replies to it read it once), and every reply's tokens.
   int64_t promptTokens = 0, completionTokens = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    choices.push_back(completionChoice(jobs[i], results[i]));
-    promptTokens += jobs[i].promptTokens;
+    if (jobs[i].choice % jobs[i].request.choicesPerPrompt == 0) promptTokens += jobs[i].promptTokens;
     completionTokens += static_cast<int64_t>(results[i].tokens.size());
   }
-  return completionJson(c.identity, choices, usageJson(promptTokens, completionTokens));
+  const Json usage = usageJson(promptTokens, completionTokens);
+  const AdmittedCompletion& c = jobs.front();
+  if (!c.request.chat) {
+    std::vector<CompletionChoice> choices;
+    for (size_t i = 0; i < jobs.size(); ++i) choices.push_back(completionChoice(jobs[i], results[i]));
+    return completionJson(c.identity, choices, usage);
+  }
+  std::vector<ChatChoice> choices;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const GenerateResult& r = results[i];
+    int64_t textOffset = 0;
+    ChatChoice choice{parsedReply(jobs[i], r.text), "", replyLogprobs(jobs[i], r.logprobs, r.text.size(), textOffset)};
+    choice.finishReason = openAiFinishReason(r.finishReason, !choice.reply.toolCalls.empty());
+    choices.push_back(std::move(choice));
+  }
+  return chatCompletionJson(c.identity, choices, usage);
 }
 
 }  // namespace
@@ -182,16 +186,26 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
       throw ApiError(400, e.what(), "messages", "invalid_value");
     }
   }
+  // A job per reply: n for each prompt of a batch.
+  const size_t replies = prompts.size() * static_cast<size_t>(parsed.choicesPerPrompt);
   const Scheduler::Load capacity = scheduler_.load();
-  if (prompts.size() > static_cast<size_t>(capacity.slotCount + capacity.queueCapacity))
+  if (replies > static_cast<size_t>(capacity.slotCount + capacity.queueCapacity))
     throw ApiError(400,
-                   "prompt: a batch of " + std::to_string(prompts.size()) +
-                       " prompts is more than this server holds at once (" +
+                   std::to_string(replies) + " replies (" + std::to_string(prompts.size()) +
+                       " prompts, n = " + std::to_string(parsed.choicesPerPrompt) +
+                       ") are more than this server holds at once (" +
                        std::to_string(capacity.slotCount) + " slots and a queue of " +
                        std::to_string(capacity.queueCapacity) + ")",
-                   "prompt", "invalid_value");
+                   prompts.size() > 1 ? "prompt" : "n", "invalid_value");
   std::vector<AdmittedCompletion> jobs;
-  for (const PromptInput& prompt : prompts) jobs.push_back(admitPrompt(parsed, prompt));
+  for (const PromptInput& prompt : prompts) {
+    for (int k = 0; k < parsed.choicesPerPrompt; ++k) {
+      CompletionRequest reply = parsed;
+      reply.generate.sampling.seed += static_cast<uint64_t>(k);  // n different replies
+      jobs.push_back(admitPrompt(reply, prompt));
+      jobs.back().choice = static_cast<int>(jobs.size()) - 1;
+    }
+  }
   const ResponseIdentity identity{(chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId_++),
                                   static_cast<int64_t>(std::time(nullptr)), settings_.modelId};
   const auto deadline = Job::Clock::now() + std::chrono::duration_cast<Job::Clock::duration>(

@@ -87,10 +87,13 @@ std::vector<std::string> stopStrings(const Json& body) {
 }
 
 // The fields both endpoints share: sampling, limits, stop, streaming.
+// OpenAI's own limit on n.
+constexpr int64_t kMaxChoices = 128;
+
 void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed,
                  int defaultMaxTokens, CompletionRequest& r) {
   checkModel(body, settings);
-  if (integer(body, "n", 1, 1, 1) != 1) invalid("n", "only n = 1 is supported");
+  r.choicesPerPrompt = static_cast<int>(integer(body, "n", 1, 1, kMaxChoices));
   SamplingParams& p = r.generate.sampling;
   p.temperature = static_cast<float>(number(body, "temperature", 1.0, 0.0, 2.0));
   p.topP = static_cast<float>(number(body, "top_p", 1.0, 0.0, 1.0));
@@ -121,6 +124,7 @@ void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed
     if (!r.stream) invalid("stream_options", "only allowed when stream is true");
     r.includeUsage = boolean(*options, "include_usage", false);
   }
+  if (r.stream && r.choicesPerPrompt > 1) invalid("n", "n > 1 cannot stream; ask without stream");
 }
 
 // One prompt: a string or an array of token ids.

@@ -26,6 +26,7 @@ struct CompletionRequest {
   std::vector<PromptInput> prompts;           // completions: one choice each
   bool echo = false;                          // completions: the reply repeats the prompt
   GenerateOptions generate;                   // sampling, limits, stop strings, grammar
+  int choicesPerPrompt = 1;  // n: replies to each prompt, each with its own seed (seed + i)
   bool stream = false;
   bool includeUsage = false;  // stream_options.include_usage
 };

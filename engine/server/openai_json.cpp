@@ -98,13 +98,15 @@ std::string openAiFinishReason(const std::string& engineReason, bool hasToolCall
   return engineReason == "length" ? "length" : "stop";
 }
 
-Json chatCompletionJson(const ResponseIdentity& who, const AssistantReply& reply,
-                        const std::string& finishReason, const Json& usage, const Json& logprobs) {
+Json chatCompletionJson(const ResponseIdentity& who, const std::vector<ChatChoice>& choices,
+                        const Json& usage) {
   Json j = head(who, "chat.completion");
-  j["choices"] = Json::array({{{"index", 0},
-                               {"message", toOpenAiMessage(reply)},
-                               {"logprobs", logprobs},
-                               {"finish_reason", finishReason}}});
+  j["choices"] = Json::array();
+  for (size_t i = 0; i < choices.size(); ++i)
+    j["choices"].push_back({{"index", i},
+                            {"message", toOpenAiMessage(choices[i].reply)},
+                            {"logprobs", choices[i].logprobs},
+                            {"finish_reason", choices[i].finishReason}});
   j["usage"] = usage;
   return j;
 }

@@ -47,11 +47,15 @@ nlohmann::ordered_json echoedPromptLogprobsJson(const Tokenizer& tokenizer, int3
 // Appends the arrays of `more` (completionLogprobsJson's shape) to those of `into`.
 void appendCompletionLogprobs(nlohmann::ordered_json& into, const nlohmann::ordered_json& more);
 
-// logprobs: the choice's "logprobs" (null when not asked for).
-nlohmann::ordered_json chatCompletionJson(const ResponseIdentity& who, const AssistantReply& reply,
-                                          const std::string& finishReason,
-                                          const nlohmann::ordered_json& usage,
-                                          const nlohmann::ordered_json& logprobs = nullptr);
+// One choice of a chat.completion (its index is its place in the list).
+struct ChatChoice {
+  AssistantReply reply;
+  std::string finishReason;
+  nlohmann::ordered_json logprobs;  // null when not asked for
+};
+nlohmann::ordered_json chatCompletionJson(const ResponseIdentity& who,
+                                          const std::vector<ChatChoice>& choices,
+                                          const nlohmann::ordered_json& usage);
 
 // One chunk. finishReason empty: null. withUsageField: "usage": null (stream_options.include_usage
 // asks for the field on every chunk; the last chunk carries the numbers, see usageChunkJson).

@@ -474,6 +474,46 @@ class TestServeHttp : public QObject {
     QVERIFY(std::abs(first[1].toDouble() - second[1].toDouble()) < 1e-4);  // the same context
   }
 
+  // n: that many replies to each prompt, reply k sampled with seed + k (so each is what a
+  // single request with that seed gets); the prompt counted once in usage.
+  void severalChoices() {
+    QJsonObject chat = chatRequest("Tell me about Paris.", 12);
+    chat["temperature"] = 1.2;
+    chat["seed"] = 5;
+    chat["n"] = 3;
+    const HttpResponse r = postJson(server_.port, "/v1/chat/completions", chat);
+    QCOMPARE(r.status, 200);
+    const QJsonArray choices = r.json().value("choices").toArray();
+    QCOMPARE(choices.size(), 3);
+    int completionTokens = 0;
+    for (int k = 0; k < 3; ++k) {
+      QJsonObject single = chat;
+      single.remove("n");
+      single["seed"] = 5 + k;
+      const QJsonObject alone = postJson(server_.port, "/v1/chat/completions", single).json();
+      QCOMPARE(choices[k].toObject().value("index").toInt(), k);
+      QCOMPARE(choices[k].toObject().value("message").toObject(),
+               alone.value("choices").toArray()[0].toObject().value("message").toObject());
+      completionTokens += alone.value("usage").toObject().value("completion_tokens").toInt();
+      if (k == 0)
+        QCOMPARE(r.json().value("usage").toObject().value("prompt_tokens"),
+                 alone.value("usage").toObject().value("prompt_tokens"));
+    }
+    QCOMPARE(r.json().value("usage").toObject().value("completion_tokens").toInt(), completionTokens);
+
+    // With a batch of prompts: n choices for the first prompt, then n for the second.
+    const HttpResponse batch = postJson(server_.port, "/v1/completions",
+                                        {{"model", "strata-tiny"}, {"prompt", QJsonArray{"Paris is", "Kenya is"}},
+                                         {"n", 2}, {"max_tokens", 8}, {"temperature", 1.2}, {"seed", 9}});
+    QCOMPARE(batch.status, 200);
+    const QJsonArray four = batch.json().value("choices").toArray();
+    QCOMPARE(four.size(), 4);
+    const QJsonObject third = postJson(server_.port, "/v1/completions",
+                                       {{"model", "strata-tiny"}, {"prompt", "Kenya is"}, {"max_tokens", 8},
+                                        {"temperature", 1.2}, {"seed", 9}}).json();
+    QCOMPARE(four[2].toObject().value("text"), third.value("choices").toArray()[0].toObject().value("text"));
+  }
+
   void badRequests_data() {
     QTest::addColumn<QByteArray>("method");
     QTest::addColumn<QByteArray>("path");
@@ -508,6 +548,9 @@ class TestServeHttp : public QObject {
     QTest::newRow("prompt batch streamed")
         << QByteArray("POST") << completions
         << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b'], 'stream': true}") << 400 << "prompt";
+    QTest::newRow("n beyond slots and queue")
+        << QByteArray("POST") << chat
+        << quoted("{'model': 'strata-tiny', 'n': 7, " + messages + "}") << 400 << "n";
     QTest::newRow("prompt batch beyond slots and queue")  // this server: 2 slots, a queue of 4
         << QByteArray("POST") << completions
         << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b', 'c', 'd', 'e', 'f', 'g']}") << 400 << "prompt";

@@ -142,8 +142,10 @@ class TestServerUnits : public QObject {
     QTest::newRow("stream_options without stream")
         << R"({"stream_options": {"include_usage": true}})" << 400 << "stream_options"
         << "stream";
-    QTest::newRow("n") << R"({"n": 2})" << 400 << "n"
+    QTest::newRow("n") << R"({"n": 0})" << 400 << "n"
                        << "integer";
+    QTest::newRow("n streamed") << R"({"n": 2, "stream": true})" << 400 << "n"
+                                << "stream";
     QTest::newRow("tools type") << R"({"tools": 3})" << 400 << "tools"
                                 << "tools";
     QTest::newRow("top_logprobs alone") << R"({"top_logprobs": 2})" << 400 << "top_logprobs"
