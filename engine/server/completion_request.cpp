@@ -279,7 +279,6 @@ CompletionRequest parseCompletionRequest(const Json& body, const ServerSettings&
   // echo: the reply repeats the prompt, scored token by token with logprobs (how evaluation
   // harnesses compute log-likelihoods: max_tokens 0 or 1, logprobs 1).
   r.echo = boolean(body, "echo", false);
-  if (r.echo && r.stream) invalid("echo", "echo is not supported with stream: true");
   r.generate.promptLogprobs = r.echo && r.generate.topLogprobs >= 0;
   if (r.generate.maxNewTokens == 0 && !r.echo)
     invalid("max_tokens", "0 is allowed only with \"echo\": true (scoring the prompt)");

@@ -36,6 +36,8 @@ class CompletionStream {
   bool write(httplib::DataSink& sink, std::string_view data);
   bool event(httplib::DataSink& sink, const nlohmann::ordered_json& payload);
   bool text(httplib::DataSink& sink, const std::string& generated);
+  // echo: the prompt's text (and, when scored, its log probabilities) ahead of the reply.
+  bool echoPrompt(httplib::DataSink& sink, const std::vector<TokenLogprob>* scored);
   bool end(httplib::DataSink& sink, const Job::Progress& progress);
 
   AdmittedCompletion c_;

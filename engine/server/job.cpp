@@ -7,6 +7,14 @@ Job::Job(std::vector<int32_t> prompt, GenerateOptions options)
   options_.cancel = &cancelled_;
   if (options_.topLogprobs >= 0)
     options_.onLogprob = [this](const TokenLogprob& logprob) { appendLogprob(logprob); };
+  if (options_.promptLogprobs)
+    options_.onPromptLogprobs = [this](std::span<const TokenLogprob> l) { setPromptLogprobs(l); };
+}
+
+void Job::setPromptLogprobs(std::span<const TokenLogprob> logprobs) {
+  std::lock_guard lock(mutex_);
+  pendingPromptLogprobs_.emplace(logprobs.begin(), logprobs.end());
+  changed_.notify_all();
 }
 
 void Job::start() {
@@ -42,12 +50,13 @@ void Job::fail(std::string message) {
 
 Job::Progress Job::wait(Clock::time_point until) {
   std::unique_lock lock(mutex_);
-  changed_.wait_until(lock, until, [&] { return done_ || !pending_.empty(); });
+  changed_.wait_until(lock, until, [&] { return done_ || !pending_.empty() || pendingPromptLogprobs_; });
   Progress p;
   p.started = started_;
   p.done = done_;
   p.text.swap(pending_);
   p.logprobs.swap(pendingLogprobs_);
+  p.promptLogprobs.swap(pendingPromptLogprobs_);
   if (done_) {
     p.result = result_;
     p.error = error_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,7 @@ class Job {
   void start();
   void appendText(std::string_view text);
   void appendLogprob(const TokenLogprob& logprob);  // options().onLogprob calls it
+  void setPromptLogprobs(std::span<const TokenLogprob> logprobs);  // options().onPromptLogprobs
   void finish(GenerateResult result);
   void fail(std::string message);
 
@@ -45,6 +47,8 @@ class Job {
     bool done = false;     // result or error is set
     std::string text;      // reply text new since the last call
     std::vector<TokenLogprob> logprobs;  // tokens chosen since the last call (with topLogprobs)
+    // The prompt's (GenerateOptions::promptLogprobs), in the first progress after the prefill.
+    std::optional<std::vector<TokenLogprob>> promptLogprobs;
     std::optional<GenerateResult> result;
     std::string error;  // the engine's message when generation failed
   };
@@ -62,6 +66,7 @@ class Job {
   bool done_ = false;
   std::string pending_;
   std::vector<TokenLogprob> pendingLogprobs_;
+  std::optional<std::vector<TokenLogprob>> pendingPromptLogprobs_;
   std::optional<GenerateResult> result_;
   std::string error_;
 };

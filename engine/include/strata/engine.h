@@ -114,6 +114,9 @@ struct GenerateOptions {
   // GenerateResult::promptLogprobs: scoring text, as evaluation harnesses do. The whole context
   // is evaluated again (a reused prefix keeps no logits).
   bool promptLogprobs = false;
+  // With promptLogprobs: called once, after the prefill, with those numbers (a stream sends an
+  // echoed prompt's before the reply).
+  std::function<void(std::span<const TokenLogprob>)> onPromptLogprobs;
 };
 
 struct GenerateResult {

@@ -135,6 +135,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     if (options.onPrefillProgress) options.onPrefillProgress(cache_.length(), static_cast<int64_t>(context.size()));
   }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
+  if (options.promptLogprobs && options.onPromptLogprobs) options.onPromptLogprobs(result.promptLogprobs);
   if (options.maxNewTokens == 0) {  // evaluating (and scoring) the context only
     result.finishReason = "length";
     result.prefillSeconds = secondsSince(start);
