@@ -63,7 +63,8 @@ inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
 inline AssistantReply parsedReply(const AdmittedCompletion& c, const std::string& text) {
   AssistantReply reply = parseGlmReply(text, c.request.enableThinking, c.request.tools);
   for (size_t i = 0; i < reply.toolCalls.size(); ++i)
-    reply.toolCalls[i].id = "call_" + c.identity.id + "_" + (c.choice > 0 ? std::to_string(c.choice) + "_" : "") +
+    reply.toolCalls[i].id = "call_" + c.identity.id + "_" +
+                            (c.choice > 0 ? std::to_string(c.choice) + "_" : "") +
                             std::to_string(i);
   return reply;
 }

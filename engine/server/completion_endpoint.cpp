@@ -45,8 +45,9 @@ std::vector<GenerateResult> finishedResults(const std::vector<AdmittedCompletion
         cancelAll();
         clientGone = true;
       }
-      const auto until = timedOut || clientGone ? now + std::chrono::seconds(1)
-                                                : std::min(first.deadline, now + kClientCheckInterval);
+      const auto until = timedOut || clientGone
+                             ? now + std::chrono::seconds(1)
+                             : std::min(first.deadline, now + kClientCheckInterval);
       p = c.job->wait(until);
     }
     progress.push_back(std::move(p));
@@ -81,7 +82,8 @@ CompletionChoice completionChoice(const AdmittedCompletion& c, const GenerateRes
   if (c.request.generate.promptLogprobs) {
     choice.logprobs = echoedPromptLogprobsJson(*c.tokenizer, c.firstPromptToken, r.promptLogprobs,
                                                c.request.generate.topLogprobs, textOffset);
-    appendCompletionLogprobs(choice.logprobs, replyLogprobs(c, r.logprobs, r.text.size(), textOffset));
+    appendCompletionLogprobs(choice.logprobs,
+                             replyLogprobs(c, r.logprobs, r.text.size(), textOffset));
   }
   return choice;
 }
@@ -92,21 +94,24 @@ Json finishedResponse(const std::vector<AdmittedCompletion>& jobs, Scheduler& sc
   // Usage counts each prompt once (n replies to it read it once), and every reply's tokens.
   int64_t promptTokens = 0, completionTokens = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (jobs[i].choice % jobs[i].request.choicesPerPrompt == 0) promptTokens += jobs[i].promptTokens;
+    if (jobs[i].choice % jobs[i].request.choicesPerPrompt == 0)
+      promptTokens += jobs[i].promptTokens;
     completionTokens += static_cast<int64_t>(results[i].tokens.size());
   }
   const Json usage = usageJson(promptTokens, completionTokens);
   const AdmittedCompletion& c = jobs.front();
   if (!c.request.chat) {
     std::vector<CompletionChoice> choices;
-    for (size_t i = 0; i < jobs.size(); ++i) choices.push_back(completionChoice(jobs[i], results[i]));
+    for (size_t i = 0; i < jobs.size(); ++i)
+      choices.push_back(completionChoice(jobs[i], results[i]));
     return completionJson(c.identity, choices, usage);
   }
   std::vector<ChatChoice> choices;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const GenerateResult& r = results[i];
     int64_t textOffset = 0;
-    ChatChoice choice{parsedReply(jobs[i], r.text), "", replyLogprobs(jobs[i], r.logprobs, r.text.size(), textOffset)};
+    ChatChoice choice{parsedReply(jobs[i], r.text), "",
+                      replyLogprobs(jobs[i], r.logprobs, r.text.size(), textOffset)};
     choice.finishReason = openAiFinishReason(r.finishReason, !choice.reply.toolCalls.empty());
     choices.push_back(std::move(choice));
   }
@@ -137,7 +142,7 @@ void CompletionEndpoint::handle(const httplib::Request& request, httplib::Respon
 }
 
 AdmittedCompletion CompletionEndpoint::admitPrompt(const CompletionRequest& request,
-                                                  const PromptInput& prompt) const {
+                                                   const PromptInput& prompt) const {
   const Tokenizer* tokenizer = engine_.tokenizer();
   if (!tokenizer) throw ApiError(500, "the model has no tokenizer.json", "", "no_tokenizer");
   AdmittedCompletion c;
@@ -149,8 +154,8 @@ AdmittedCompletion CompletionEndpoint::admitPrompt(const CompletionRequest& requ
   for (const int32_t id : ids)
     if (id >= vocab)
       throw ApiError(400,
-                     "prompt: token " + std::to_string(id) + " is not in the model's vocabulary of " +
-                         std::to_string(vocab),
+                     "prompt: token " + std::to_string(id) +
+                         " is not in the model's vocabulary of " + std::to_string(vocab),
                      field, "invalid_value");
   if (request.echo) {
     c.echoedPrompt = prompt.ids.empty() ? prompt.text : tokenizer->decode(ids);
@@ -176,7 +181,8 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
                                   : parseCompletionRequest(body, settings_, freshSeed());
   std::vector<PromptInput> prompts = parsed.prompts;
   if (chat) {
-    parsed.enableThinking = thinkBeforeGrammar(engine_.tokenizer(), parsed.enableThinking, parsed.generate);
+    parsed.enableThinking =
+        thinkBeforeGrammar(engine_.tokenizer(), parsed.enableThinking, parsed.generate);
     ChatOptions options;
     options.addGenerationPrompt = true;
     options.enableThinking = parsed.enableThinking;
@@ -208,8 +214,9 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
   }
   const ResponseIdentity identity{(chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId_++),
                                   static_cast<int64_t>(std::time(nullptr)), settings_.modelId};
-  const auto deadline = Job::Clock::now() + std::chrono::duration_cast<Job::Clock::duration>(
-                                                std::chrono::duration<double>(settings_.timeoutSeconds));
+  const auto deadline =
+      Job::Clock::now() + std::chrono::duration_cast<Job::Clock::duration>(
+                              std::chrono::duration<double>(settings_.timeoutSeconds));
   for (size_t i = 0; i < jobs.size(); ++i) {
     jobs[i].identity = identity;
     jobs[i].timeoutSeconds = settings_.timeoutSeconds;

@@ -139,7 +139,8 @@ PromptInput onePrompt(const Json& prompt, const std::string& name) {
       p.ids.push_back(id.get<int32_t>());
     }
   } else {
-    invalid(name, "expected a string or an array of token ids, not " + std::string(prompt.type_name()));
+    invalid(name,
+            "expected a string or an array of token ids, not " + std::string(prompt.type_name()));
   }
   if (p.text.empty() && p.ids.empty()) invalid(name, "must not be empty");
   return p;
@@ -147,7 +148,8 @@ PromptInput onePrompt(const Json& prompt, const std::string& name) {
 
 // A string or token ids, or a batch of them (["a", "b"], [[1, 2], [3]]): a choice for each.
 std::vector<PromptInput> parsePrompts(const Json& prompt) {
-  const bool batch = prompt.is_array() && !prompt.empty() && (prompt[0].is_string() || prompt[0].is_array());
+  const bool batch =
+      prompt.is_array() && !prompt.empty() && (prompt[0].is_string() || prompt[0].is_array());
   if (!batch) return {onePrompt(prompt, "prompt")};
   std::vector<PromptInput> prompts;
   for (size_t i = 0; i < prompt.size(); ++i) {

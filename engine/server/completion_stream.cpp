@@ -66,11 +66,14 @@ bool CompletionStream::text(httplib::DataSink& sink, const std::string& generate
   return true;
 }
 
-bool CompletionStream::echoPrompt(httplib::DataSink& sink, const std::vector<TokenLogprob>* scored) {
-  const Json logprobs = scored ? echoedPromptLogprobsJson(*c_.tokenizer, c_.firstPromptToken, *scored,
-                                                          c_.request.generate.topLogprobs, textOffset_)
-                               : Json(nullptr);
-  return event(sink, completionChunkJson(c_.identity, c_.echoedPrompt, "", c_.request.includeUsage, logprobs));
+bool CompletionStream::echoPrompt(httplib::DataSink& sink,
+                                  const std::vector<TokenLogprob>* scored) {
+  const Json logprobs = scored
+                            ? echoedPromptLogprobsJson(*c_.tokenizer, c_.firstPromptToken, *scored,
+                                                       c_.request.generate.topLogprobs, textOffset_)
+                            : Json(nullptr);
+  return event(sink, completionChunkJson(c_.identity, c_.echoedPrompt, "", c_.request.includeUsage,
+                                         logprobs));
 }
 
 bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
@@ -117,7 +120,8 @@ bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
     finishReason = openAiFinishReason(r.finishReason, false);
     // With echo an end token is listed too (it has no text to ride on): in the last chunk.
     const Json last = c_.request.echo ? takeLogprobs() : Json(nullptr);
-    if (!event(sink, completionChunkJson(c_.identity, "", finishReason, usageField, last))) return false;
+    if (!event(sink, completionChunkJson(c_.identity, "", finishReason, usageField, last)))
+      return false;
   }
   if (c_.request.includeUsage) {
     const Json usage = usageJson(c_.promptTokens, static_cast<int64_t>(r.tokens.size()));
@@ -138,7 +142,8 @@ bool CompletionStream::provide(httplib::DataSink& sink) {
                                    c_.request.includeUsage)))
       return false;
     // An unscored echo goes out at once; a scored one once the prefill has scored it.
-    if (c_.request.echo && !c_.request.generate.promptLogprobs && !echoPrompt(sink, nullptr)) return false;
+    if (c_.request.echo && !c_.request.generate.promptLogprobs && !echoPrompt(sink, nullptr))
+      return false;
   }
   const auto keepAlive = std::chrono::duration_cast<Job::Clock::duration>(keepAlive_);
   // Past the deadline the job is already cancelled: wait for its end, not for the deadline.

@@ -50,7 +50,8 @@ void Job::fail(std::string message) {
 
 Job::Progress Job::wait(Clock::time_point until) {
   std::unique_lock lock(mutex_);
-  changed_.wait_until(lock, until, [&] { return done_ || !pending_.empty() || pendingPromptLogprobs_; });
+  changed_.wait_until(lock, until,
+                      [&] { return done_ || !pending_.empty() || pendingPromptLogprobs_; });
   Progress p;
   p.started = started_;
   p.done = done_;

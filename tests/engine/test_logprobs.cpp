@@ -164,8 +164,11 @@ class TestLogprobs : public QObject {
         const float* row = rows.data() + k * vocab;
         QCOMPARE(lp.token, context[k + 1]);
         QVERIFY2(std::abs(lp.logprob - referenceLogprob(row, vocab, lp.token)) < 2e-4,
-                 qPrintable(QString("chunk %1, token %2: %3 vs %4").arg(chunk).arg(k + 1)
-                                .arg(lp.logprob).arg(referenceLogprob(row, vocab, lp.token))));
+                 qPrintable(QString("chunk %1, token %2: %3 vs %4")
+                                .arg(chunk)
+                                .arg(k + 1)
+                                .arg(lp.logprob)
+                                .arg(referenceLogprob(row, vocab, lp.token))));
         QCOMPARE(lp.top.size(), size_t{2});
         QCOMPARE(lp.top[0].first, static_cast<int32_t>(std::max_element(row, row + vocab) - row));
       }
@@ -193,7 +196,8 @@ class TestLogprobs : public QObject {
       o.maxNewTokens = 0;
       const GenerateResult r = engine->newSession()->generate(context, o);
       double sum = 0;
-      for (size_t k = question.size() - 1; k < r.promptLogprobs.size(); ++k) sum += r.promptLogprobs[k].logprob;
+      for (size_t k = question.size() - 1; k < r.promptLogprobs.size(); ++k)
+        sum += r.promptLogprobs[k].logprob;
       return sum;
     };
     const double right = score("The capital of Kenya is Nairobi.");

@@ -363,19 +363,25 @@ class TestServeHttp : public QObject {
     const QString model = QString(STRATA_RESOURCES_DIR) + "/models/strata-tiny";
     const QString head = "The capital of France is";
     const int generated = 2;  // this prompt's greedy reply ends (<|user|>) after 3
-    QJsonObject plain{{"model", "strata-tiny"}, {"prompt", head},  {"max_tokens", generated},
-                      {"temperature", 0},       {"logprobs", 1}, {"ignore_eos", true}};
+    QJsonObject plain{{"model", "strata-tiny"}, {"prompt", head}, {"max_tokens", generated},
+                      {"temperature", 0},       {"logprobs", 1},  {"ignore_eos", true}};
     const QJsonObject greedy = postJson(server_.port, "/v1/completions", plain)
-                                   .json().value("choices").toArray()[0].toObject();
-    const QJsonArray greedyLogprobs = greedy.value("logprobs").toObject().value("token_logprobs").toArray();
+                                   .json()
+                                   .value("choices")
+                                   .toArray()[0]
+                                   .toObject();
+    const QJsonArray greedyLogprobs =
+        greedy.value("logprobs").toObject().value("token_logprobs").toArray();
     QCOMPARE(greedyLogprobs.size(), generated);
 
     // The same continuation's ids from the CLI's own path.
-    const CliRun headIds = runCli({"tokenize", "--tokenizer", model + "/tokenizer.json", "--text", head});
+    const CliRun headIds =
+        runCli({"tokenize", "--tokenizer", model + "/tokenizer.json", "--text", head});
     QCOMPARE(headIds.exitCode, 0);
     QStringList ids = headIds.text().trimmed().mid(5).split(' ');  // "ids: a b c"
-    const CliRun tail = runCli({"generate", "--model", model, "--tokens", ids.join(','), "--max-new",
-                                QString::number(generated), "--greedy", "--threads", "1"});
+    const CliRun tail =
+        runCli({"generate", "--model", model, "--tokens", ids.join(','), "--max-new",
+                QString::number(generated), "--greedy", "--threads", "1"});
     QCOMPARE(tail.exitCode, 0);
     const qsizetype context = ids.size();
     ids += tail.text().trimmed().mid(5).split(' ');
@@ -384,9 +390,9 @@ class TestServeHttp : public QObject {
     for (const QString& id : ids) tokenPrompt.append(id.toInt());
 
     for (const int maxTokens : {1, 0}) {
-      const QJsonObject request{{"model", "strata-tiny"}, {"prompt", QJsonArray{tokenPrompt}},
-                                {"echo", true},           {"logprobs", 1},
-                                {"max_tokens", maxTokens}, {"temperature", 0}};
+      const QJsonObject request{
+          {"model", "strata-tiny"}, {"prompt", QJsonArray{tokenPrompt}}, {"echo", true},
+          {"logprobs", 1},          {"max_tokens", maxTokens},           {"temperature", 0}};
       const HttpResponse r = postJson(server_.port, "/v1/completions", request);
       QCOMPARE(r.status, 200);
       const QJsonObject choice = r.json().value("choices").toArray()[0].toObject();
@@ -422,17 +428,25 @@ class TestServeHttp : public QObject {
     }
     // Streamed, the chunks join into the same text and the same lists (the prompt's first).
     for (const auto& [logprobs, maxTokens] : {std::pair{-1, 3}, std::pair{2, 3}, std::pair{2, 0}}) {
-      QJsonObject request{{"model", "strata-tiny"}, {"prompt", head}, {"echo", true},
-                          {"max_tokens", maxTokens}, {"temperature", 0}};
+      QJsonObject request{{"model", "strata-tiny"},
+                          {"prompt", head},
+                          {"echo", true},
+                          {"max_tokens", maxTokens},
+                          {"temperature", 0}};
       if (logprobs >= 0) request["logprobs"] = logprobs;
       const QJsonObject whole = postJson(server_.port, "/v1/completions", request)
-                                    .json().value("choices").toArray()[0].toObject();
+                                    .json()
+                                    .value("choices")
+                                    .toArray()[0]
+                                    .toObject();
       request["stream"] = true;
       QString text;
       QJsonArray tokens, offsets, values, tops;
-      for (const QByteArray& event : sseData(postJson(server_.port, "/v1/completions", request).body)) {
+      for (const QByteArray& event :
+           sseData(postJson(server_.port, "/v1/completions", request).body)) {
         if (event == "[DONE]") continue;
-        const QJsonObject c = QJsonDocument::fromJson(event).object().value("choices").toArray()[0].toObject();
+        const QJsonObject c =
+            QJsonDocument::fromJson(event).object().value("choices").toArray()[0].toObject();
         text += c.value("text").toString();
         const QJsonObject lp = c.value("logprobs").toObject();
         for (const QJsonValue& v : lp.value("tokens").toArray()) tokens.append(v);
@@ -451,9 +465,9 @@ class TestServeHttp : public QObject {
     }
 
     // A text prompt echoes its own text.
-    const HttpResponse echoed = postJson(server_.port, "/v1/completions",
-                                         {{"model", "strata-tiny"}, {"prompt", head}, {"echo", true},
-                                          {"max_tokens", 0}});
+    const HttpResponse echoed =
+        postJson(server_.port, "/v1/completions",
+                 {{"model", "strata-tiny"}, {"prompt", head}, {"echo", true}, {"max_tokens", 0}});
     QCOMPARE(echoed.status, 200);
     const QJsonObject c = echoed.json().value("choices").toArray()[0].toObject();
     QCOMPARE(c.value("text").toString(), head);
@@ -464,20 +478,25 @@ class TestServeHttp : public QObject {
   // A batch of prompts (strings or token ids): one choice per prompt, in order, each what the
   // prompt alone gets; usage sums them.
   void promptBatches() {
-    const QStringList heads{"The capital of France is", "The capital of Kenya is", "Count the items:"};
+    const QStringList heads{"The capital of France is", "The capital of Kenya is",
+                            "Count the items:"};
     QStringList alone;
     int promptTokens = 0, completionTokens = 0;
     for (const QString& head : heads) {
-      const QJsonObject j = postJson(server_.port, "/v1/completions",
-                                     {{"model", "strata-tiny"}, {"prompt", head}, {"max_tokens", 6},
-                                      {"temperature", 0}}).json();
+      const QJsonObject j =
+          postJson(
+              server_.port, "/v1/completions",
+              {{"model", "strata-tiny"}, {"prompt", head}, {"max_tokens", 6}, {"temperature", 0}})
+              .json();
       alone << j.value("choices").toArray()[0].toObject().value("text").toString();
       promptTokens += j.value("usage").toObject().value("prompt_tokens").toInt();
       completionTokens += j.value("usage").toObject().value("completion_tokens").toInt();
     }
     const HttpResponse r = postJson(server_.port, "/v1/completions",
-                                    {{"model", "strata-tiny"}, {"prompt", QJsonArray::fromStringList(heads)},
-                                     {"max_tokens", 6}, {"temperature", 0}});
+                                    {{"model", "strata-tiny"},
+                                     {"prompt", QJsonArray::fromStringList(heads)},
+                                     {"max_tokens", 6},
+                                     {"temperature", 0}});
     QCOMPARE(r.status, 200);
     const QJsonArray choices = r.json().value("choices").toArray();
     QCOMPARE(choices.size(), heads.size());
@@ -486,18 +505,24 @@ class TestServeHttp : public QObject {
       QCOMPARE(choices[i].toObject().value("text").toString(), alone[i]);
     }
     QCOMPARE(r.json().value("usage").toObject().value("prompt_tokens").toInt(), promptTokens);
-    QCOMPARE(r.json().value("usage").toObject().value("completion_tokens").toInt(), completionTokens);
+    QCOMPARE(r.json().value("usage").toObject().value("completion_tokens").toInt(),
+             completionTokens);
 
     // Token-id prompts scored with echo, as a harness batches them.
-    const HttpResponse scored = postJson(server_.port, "/v1/completions",
-                                         {{"model", "strata-tiny"},
-                                          {"prompt", QJsonArray{QJsonArray{390, 289, 293}, QJsonArray{390, 289}}},
-                                          {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}});
+    const HttpResponse scored =
+        postJson(server_.port, "/v1/completions",
+                 {{"model", "strata-tiny"},
+                  {"prompt", QJsonArray{QJsonArray{390, 289, 293}, QJsonArray{390, 289}}},
+                  {"echo", true},
+                  {"logprobs", 1},
+                  {"max_tokens", 0}});
     QCOMPARE(scored.status, 200);
     const QJsonArray scoredChoices = scored.json().value("choices").toArray();
     QCOMPARE(scoredChoices.size(), 2);
-    const QJsonArray first = scoredChoices[0].toObject().value("logprobs").toObject().value("token_logprobs").toArray();
-    const QJsonArray second = scoredChoices[1].toObject().value("logprobs").toObject().value("token_logprobs").toArray();
+    const QJsonArray first =
+        scoredChoices[0].toObject().value("logprobs").toObject().value("token_logprobs").toArray();
+    const QJsonArray second =
+        scoredChoices[1].toObject().value("logprobs").toObject().value("token_logprobs").toArray();
     QCOMPARE(first.size(), 3);
     QCOMPARE(second.size(), 2);
     QVERIFY(first[0].isNull() && second[0].isNull());
@@ -529,19 +554,29 @@ class TestServeHttp : public QObject {
         QCOMPARE(r.json().value("usage").toObject().value("prompt_tokens"),
                  alone.value("usage").toObject().value("prompt_tokens"));
     }
-    QCOMPARE(r.json().value("usage").toObject().value("completion_tokens").toInt(), completionTokens);
+    QCOMPARE(r.json().value("usage").toObject().value("completion_tokens").toInt(),
+             completionTokens);
 
     // With a batch of prompts: n choices for the first prompt, then n for the second.
     const HttpResponse batch = postJson(server_.port, "/v1/completions",
-                                        {{"model", "strata-tiny"}, {"prompt", QJsonArray{"Paris is", "Kenya is"}},
-                                         {"n", 2}, {"max_tokens", 8}, {"temperature", 1.2}, {"seed", 9}});
+                                        {{"model", "strata-tiny"},
+                                         {"prompt", QJsonArray{"Paris is", "Kenya is"}},
+                                         {"n", 2},
+                                         {"max_tokens", 8},
+                                         {"temperature", 1.2},
+                                         {"seed", 9}});
     QCOMPARE(batch.status, 200);
     const QJsonArray four = batch.json().value("choices").toArray();
     QCOMPARE(four.size(), 4);
     const QJsonObject third = postJson(server_.port, "/v1/completions",
-                                       {{"model", "strata-tiny"}, {"prompt", "Kenya is"}, {"max_tokens", 8},
-                                        {"temperature", 1.2}, {"seed", 9}}).json();
-    QCOMPARE(four[2].toObject().value("text"), third.value("choices").toArray()[0].toObject().value("text"));
+                                       {{"model", "strata-tiny"},
+                                        {"prompt", "Kenya is"},
+                                        {"max_tokens", 8},
+                                        {"temperature", 1.2},
+                                        {"seed", 9}})
+                                  .json();
+    QCOMPARE(four[2].toObject().value("text"),
+             third.value("choices").toArray()[0].toObject().value("text"));
   }
 
   void badRequests_data() {
@@ -577,13 +612,15 @@ class TestServeHttp : public QObject {
     const QByteArray completions = "/v1/completions";
     QTest::newRow("prompt batch streamed")
         << QByteArray("POST") << completions
-        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b'], 'stream': true}") << 400 << "prompt";
+        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b'], 'stream': true}") << 400
+        << "prompt";
     QTest::newRow("n beyond slots and queue")
         << QByteArray("POST") << chat
         << quoted("{'model': 'strata-tiny', 'n': 7, " + messages + "}") << 400 << "n";
     QTest::newRow("prompt batch beyond slots and queue")  // this server: 2 slots, a queue of 4
         << QByteArray("POST") << completions
-        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b', 'c', 'd', 'e', 'f', 'g']}") << 400 << "prompt";
+        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b', 'c', 'd', 'e', 'f', 'g']}") << 400
+        << "prompt";
     QTest::newRow("prompt token id")
         << QByteArray("POST") << completions
         << quoted("{'model': 'strata-tiny', 'prompt': [1, -2]}") << 400 << "prompt";
@@ -592,10 +629,12 @@ class TestServeHttp : public QObject {
         << quoted("{'model': 'strata-tiny', 'prompt': [[1, 99999]]}") << 400 << "prompt";
     QTest::newRow("max_tokens 0 without echo")
         << QByteArray("POST") << completions
-        << quoted("{'model': 'strata-tiny', 'prompt': 'a', 'max_tokens': 0}") << 400 << "max_tokens";
+        << quoted("{'model': 'strata-tiny', 'prompt': 'a', 'max_tokens': 0}") << 400
+        << "max_tokens";
     QTest::newRow("chat max_tokens 0")
         << QByteArray("POST") << chat
-        << quoted("{'model': 'strata-tiny', 'max_tokens': 0, " + messages + "}") << 400 << "max_tokens";
+        << quoted("{'model': 'strata-tiny', 'max_tokens': 0, " + messages + "}") << 400
+        << "max_tokens";
     QTest::newRow("unknown model")
         << QByteArray("POST") << chat << quoted("{'model': 'gpt-4o', " + messages + "}") << 404
         << "model";

@@ -188,12 +188,15 @@ class TestServerUnits : public QObject {
     QVERIFY_THROWS_EXCEPTION(ApiError, strata::server::parseJsonBody("[1, 2]"));
     // Token ids, alone or in a batch, and batches of strings; mixed or fractional ids refused.
     const auto ids = strata::server::parseCompletionRequest(
-        {{"model", "tiny"}, {"prompt", Json::array({Json::array({7, 2}), Json::array({5})})}}, settings(), 1);
+        {{"model", "tiny"}, {"prompt", Json::array({Json::array({7, 2}), Json::array({5})})}},
+        settings(), 1);
     QCOMPARE(ids.prompts.size(), size_t{2});
     QVERIFY(ids.prompts[0].ids == std::vector<int32_t>({7, 2}) && ids.prompts[0].text.empty());
     QVERIFY(ids.prompts[1].ids == std::vector<int32_t>({5}));
-    QCOMPARE(strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", Json::array({3})}},
-                                                    settings(), 1).prompts.size(), size_t{1});
+    QCOMPARE(strata::server::parseCompletionRequest(
+                 {{"model", "tiny"}, {"prompt", Json::array({3})}}, settings(), 1)
+                 .prompts.size(),
+             size_t{1});
     const auto texts = strata::server::parseCompletionRequest(
         {{"model", "tiny"}, {"prompt", Json::array({"a", "b", "c"})}}, settings(), 1);
     QCOMPARE(texts.prompts.size(), size_t{3});
@@ -201,7 +204,8 @@ class TestServerUnits : public QObject {
     for (const Json& prompt : {Json::array({1.5}), Json::array(), Json::array({"a", 3}),
                                Json::array({Json::array({1}), "b"})}) {
       try {
-        strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", prompt}}, settings(), 1);
+        strata::server::parseCompletionRequest({{"model", "tiny"}, {"prompt", prompt}}, settings(),
+                                               1);
         QFAIL(qPrintable("accepted the prompt " + QString::fromStdString(prompt.dump())));
       } catch (const ApiError& e) {
         QVERIFY2(QString::fromStdString(e.param()).startsWith("prompt"), e.what());
@@ -209,7 +213,8 @@ class TestServerUnits : public QObject {
     }
     try {
       strata::server::parseCompletionRequest(
-          {{"model", "tiny"}, {"prompt", Json::array({"a", "b"})}, {"stream", true}}, settings(), 1);
+          {{"model", "tiny"}, {"prompt", Json::array({"a", "b"})}, {"stream", true}}, settings(),
+          1);
       QFAIL("streamed a batch");
     } catch (const ApiError& e) {
       QCOMPARE(e.param(), std::string("prompt"));

@@ -71,8 +71,8 @@ class SessionImpl final : public Session {
   StepResult appendRows(std::span<const int32_t> tokens, bool asDecode, bool lastLogitsOnly);
   // Prompt log probabilities for the context rows at firstPosition.. whose final hidden states
   // are `hidden` (GenerateOptions::promptLogprobs).
-  void scorePrompt(std::span<const int32_t> context, int64_t firstPosition, std::span<const float> hidden,
-                   int top, GenerateResult& result) const;
+  void scorePrompt(std::span<const int32_t> context, int64_t firstPosition,
+                   std::span<const float> hidden, int top, GenerateResult& result) const;
   // The first drafter the tuner allows that has something to propose (kind and tokens).
   std::pair<spec::DrafterKind, spec::Draft> chooseDraft(std::span<const int32_t> history, int maxTokens,
                                                         const GrammarMatcher* grammar, Sampler& draftSampler);

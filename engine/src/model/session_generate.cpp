@@ -45,7 +45,8 @@ std::pair<spec::DrafterKind, spec::Draft> SessionImpl::chooseDraft(std::span<con
 }
 
 void SessionImpl::scorePrompt(std::span<const int32_t> context, int64_t firstPosition,
-                              std::span<const float> hidden, int top, GenerateResult& result) const {
+                              std::span<const float> hidden, int top,
+                              GenerateResult& result) const {
   // The logits of a few rows at a time: a whole prompt's would be prompt x vocabulary floats.
   constexpr int64_t kRowsPerPass = 32;
   const int64_t width = transformer_.config().hiddenSize;
@@ -131,11 +132,13 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     const int64_t position = cache_.length();
     step = appendRows(newTokens.subspan(done, std::min(chunk, newTokens.size() - done)), false, true);
     if (feedMtp) mtp_->observe(position, step.hidden, mtpBacklog());
-    if (options.promptLogprobs) scorePrompt(context, position, step.hidden, options.topLogprobs, result);
+    if (options.promptLogprobs)
+      scorePrompt(context, position, step.hidden, options.topLogprobs, result);
     if (options.onPrefillProgress) options.onPrefillProgress(cache_.length(), static_cast<int64_t>(context.size()));
   }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
-  if (options.promptLogprobs && options.onPromptLogprobs) options.onPromptLogprobs(result.promptLogprobs);
+  if (options.promptLogprobs && options.onPromptLogprobs)
+    options.onPromptLogprobs(result.promptLogprobs);
   if (options.maxNewTokens == 0) {  // evaluating (and scoring) the context only
     result.finishReason = "length";
     result.prefillSeconds = secondsSince(start);
