@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "strata/chat.h"
@@ -150,9 +151,9 @@ class TestLogprobs : public QObject {
     GenerateOptions o = withLogprobs(2, 0);
     o.promptLogprobs = true;
     o.maxNewTokens = 0;
-    auto session = engine->newSession();
-    session->generate(context, withLogprobs(-1, 0));  // the session now holds the context
     for (const int chunk : {0, 5}) {
+      auto session = engine->newSession();
+      session->generate(context, withLogprobs(-1, 0));  // the session now holds the context
       o.prefillChunkTokens = chunk;
       const GenerateResult r = session->generate(context, o);
       QVERIFY(r.tokens.empty());
@@ -180,6 +181,43 @@ class TestLogprobs : public QObject {
       QFAIL("no error");
     } catch (const Error& e) {
       QVERIFY2(std::string(e.what()).find("maxNewTokens") != std::string::npos, e.what());
+    }
+  }
+
+  // Scoring continuations of one context on one session (a harness's multiple choice) reuses
+  // the context's rows and their kept scores: the numbers a fresh session computes, trimmed to
+  // the alternatives asked; more alternatives than were kept means computing them again.
+  void promptLogprobsReuseTheScoredContext() {
+    auto engine = openTiny(false);
+    const auto question = prompt(*engine, "What is the capital of Kenya?");
+    auto scoring = [](int top) {
+      GenerateOptions o = withLogprobs(top, 0);
+      o.promptLogprobs = true;
+      o.maxNewTokens = 0;
+      return o;
+    };
+    auto session = engine->newSession();
+    session->generate(question, scoring(2));
+    for (const auto& [answer, top, reused] :
+         {std::tuple{"</think>Nairobi.", 2, question.size() - 1},
+          std::tuple{"</think>Lima.", 1, question.size()},  // `</think>` shared too
+          std::tuple{"</think>Paris.", 3, size_t{0}}}) {
+      std::vector<int32_t> context = question;
+      const auto tail = engine->tokenizer()->encode(answer);
+      context.insert(context.end(), tail.begin(), tail.end());
+      const GenerateResult again = session->generate(context, scoring(top));
+      const GenerateResult fresh = engine->newSession()->generate(context, scoring(top));
+      QCOMPARE(again.reusedTokens, static_cast<int64_t>(reused));
+      QCOMPARE(again.promptLogprobs.size(), fresh.promptLogprobs.size());
+      for (size_t k = 0; k < fresh.promptLogprobs.size(); ++k) {
+        const TokenLogprob& a = again.promptLogprobs[k];
+        const TokenLogprob& f = fresh.promptLogprobs[k];
+        QCOMPARE(a.token, f.token);
+        QVERIFY2(std::abs(a.logprob - f.logprob) < 1e-4,
+                 qPrintable(QString("%1, token %2: %3 vs %4").arg(answer).arg(k).arg(a.logprob).arg(f.logprob)));
+        QCOMPARE(a.top.size(), static_cast<size_t>(top));
+        for (size_t j = 0; j < a.top.size(); ++j) QCOMPARE(a.top[j].first, f.top[j].first);
+      }
     }
   }
 

@@ -111,8 +111,10 @@ struct GenerateOptions {
   std::function<void(const TokenLogprob&)> onLogprob;
   // Also each context token's log probability after the tokens before it (the first has none),
   // with topLogprobs alternatives (none when topLogprobs is -1), in
-  // GenerateResult::promptLogprobs: scoring text, as evaluation harnesses do. The whole context
-  // is evaluated again (a reused prefix keeps no logits).
+  // GenerateResult::promptLogprobs: scoring text, as evaluation harnesses do. A cached prefix
+  // is reused only as far as an earlier scoring on this session kept its scores (several
+  // continuations of one context); beyond that the context is evaluated again (the cache keeps
+  // no logits).
   bool promptLogprobs = false;
   // With promptLogprobs: called once, after the prefill, with those numbers (a stream sends an
   // echoed prompt's before the reply).

@@ -115,6 +115,8 @@ void SessionImpl::truncate(int64_t tokens) {
   transformer_.forgetRouting(cache_, tokens);
   if (mtp_) mtp_->truncate(tokens);
   if (tokens < static_cast<int64_t>(tokens_.size())) tokens_.resize(static_cast<size_t>(tokens));
+  const auto scoredKept = static_cast<size_t>(std::max<int64_t>(tokens - 1, 0));
+  if (scored_.size() > scoredKept) scored_.resize(scoredKept);
 }
 
 }  // namespace strata::model

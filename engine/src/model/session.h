@@ -85,6 +85,11 @@ class SessionImpl final : public Session {
   std::optional<spec::MtpDrafter> mtp_;  // models with an MTP layer
   std::vector<int32_t> tokens_;
   int64_t evaluated_ = 0;
+  // GenerateOptions::promptLogprobs of the last scored context: entry k scores tokens_[k + 1]
+  // (with scoredTop_ alternatives), so scoring a context that shares the prefix reuses its KV
+  // cache (an evaluation harness scores several continuations of one context).
+  std::vector<TokenLogprob> scored_;
+  int scoredTop_ = 0;
   std::optional<kv::KvFileWriter> writer_;  // the file of the last save()
   std::filesystem::path writerPath_;
 };

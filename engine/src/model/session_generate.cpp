@@ -109,10 +109,21 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     tokens_.assign(context.begin(), context.begin() + copied);
   }
   const auto shared = std::mismatch(tokens_.begin(), tokens_.end(), context.begin(), context.end());
-  result.reusedTokens = options.promptLogprobs
-                            ? 0
-                            : std::min<int64_t>(shared.first - tokens_.begin(),
-                                                static_cast<int64_t>(context.size()) - 1);
+  const int64_t sharedTokens = shared.first - tokens_.begin();
+  result.reusedTokens = std::min<int64_t>(sharedTokens, static_cast<int64_t>(context.size()) - 1);
+  // Scoring reuses the rows whose scores an earlier scoring kept (entry k scores token k + 1,
+  // which must be the context's too), with at least as many alternatives.
+  const int wantedTop = std::max(options.topLogprobs, 0);
+  if (options.promptLogprobs) {
+    const int64_t valid =
+        scoredTop_ >= wantedTop ? std::min<int64_t>(static_cast<int64_t>(scored_.size()), sharedTokens - 1) : 0;
+    result.reusedTokens = std::clamp<int64_t>(valid, 0, result.reusedTokens);
+    for (int64_t k = 0; k < result.reusedTokens; ++k) {
+      result.promptLogprobs.push_back(scored_[static_cast<size_t>(k)]);
+      result.promptLogprobs.back().top.resize(
+          std::min(result.promptLogprobs.back().top.size(), static_cast<size_t>(wantedTop)));
+    }
+  }
   truncate(result.reusedTokens);
 
   // While generating, this session's steps may be batched with other sessions'.
@@ -137,8 +148,11 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     if (options.onPrefillProgress) options.onPrefillProgress(cache_.length(), static_cast<int64_t>(context.size()));
   }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
-  if (options.promptLogprobs && options.onPromptLogprobs)
-    options.onPromptLogprobs(result.promptLogprobs);
+  if (options.promptLogprobs) {
+    scored_ = result.promptLogprobs;
+    scoredTop_ = wantedTop;
+    if (options.onPromptLogprobs) options.onPromptLogprobs(result.promptLogprobs);
+  }
   if (options.maxNewTokens == 0) {  // evaluating (and scoring) the context only
     result.finishReason = "length";
     result.prefillSeconds = secondsSince(start);
