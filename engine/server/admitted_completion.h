@@ -23,7 +23,6 @@ struct AdmittedCompletion {
   const Tokenizer* tokenizer = nullptr;  // the engine's
   std::vector<int> endTokens;  // ids that end a reply without being text (none with ignore_eos)
   std::string echoedPrompt;    // echo: the prompt's text, ahead of the reply's
-  int32_t firstPromptToken = 0;
   int choice = 0;  // its index among the response's choices
 };
 
@@ -35,9 +34,9 @@ struct TakenTokens {
 // A choice's "logprobs" (chat's shape or /v1/completions' older one) for the leading `tokens`
 // whose text lies wholly within the next `textBytes` bytes of the reply: an end token that
 // closed it is passed over (it is not text; with echo it is listed), a stop string's tokens
-// never fit. Null when the
-// request did not ask. `taken`: what it used (a stream keeps the rest for a later chunk);
-// `textOffset`: completions' character offset of the first token, advanced past them.
+// never fit. Null when the request did not ask. `taken`: what it used (a stream keeps the rest for
+// a later chunk); `textOffset`: completions' character offset of the first token, advanced past
+// them.
 inline nlohmann::ordered_json replyLogprobs(const AdmittedCompletion& c,
                                             std::span<const TokenLogprob> tokens, size_t textBytes,
                                             int64_t& textOffset, TakenTokens* taken = nullptr) {

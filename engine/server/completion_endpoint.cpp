@@ -80,8 +80,9 @@ CompletionChoice completionChoice(const AdmittedCompletion& c, const GenerateRes
   }
   choice.text = c.echoedPrompt + r.text;
   if (c.request.generate.promptLogprobs) {
-    choice.logprobs = echoedPromptLogprobsJson(*c.tokenizer, c.firstPromptToken, r.promptLogprobs,
-                                               c.request.generate.topLogprobs, textOffset);
+    choice.logprobs =
+        echoedPromptLogprobsJson(*c.tokenizer, c.job->prompt().front(), r.promptLogprobs,
+                                 c.request.generate.topLogprobs, textOffset);
     appendCompletionLogprobs(choice.logprobs,
                              replyLogprobs(c, r.logprobs, r.text.size(), textOffset));
   }
@@ -157,10 +158,7 @@ AdmittedCompletion CompletionEndpoint::admitPrompt(const CompletionRequest& requ
                      "prompt: token " + std::to_string(id) +
                          " is not in the model's vocabulary of " + std::to_string(vocab),
                      field, "invalid_value");
-  if (request.echo) {
-    c.echoedPrompt = prompt.ids.empty() ? prompt.text : tokenizer->decode(ids);
-    c.firstPromptToken = ids.front();
-  }
+  if (request.echo) c.echoedPrompt = prompt.ids.empty() ? prompt.text : tokenizer->decode(ids);
   c.promptTokens = static_cast<int64_t>(ids.size());
   if (c.promptTokens > settings_.maxPromptTokens)
     throw ApiError(400,
@@ -205,11 +203,15 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
                    prompts.size() > 1 ? "prompt" : "n", "invalid_value");
   std::vector<AdmittedCompletion> jobs;
   for (const PromptInput& prompt : prompts) {
+    const AdmittedCompletion checked = admitPrompt(parsed, prompt);
     for (int k = 0; k < parsed.choicesPerPrompt; ++k) {
-      CompletionRequest reply = parsed;
-      reply.generate.sampling.seed += static_cast<uint64_t>(k);  // n different replies
-      jobs.push_back(admitPrompt(reply, prompt));
-      jobs.back().choice = static_cast<int>(jobs.size()) - 1;
+      AdmittedCompletion reply = checked;
+      if (k > 0) {  // n different replies: the same prompt, the next seed
+        reply.request.generate.sampling.seed += static_cast<uint64_t>(k);
+        reply.job = std::make_shared<Job>(checked.job->prompt(), reply.request.generate);
+      }
+      reply.choice = static_cast<int>(jobs.size());
+      jobs.push_back(std::move(reply));
     }
   }
   const ResponseIdentity identity{(chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId_++),

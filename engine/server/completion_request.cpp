@@ -86,10 +86,10 @@ std::vector<std::string> stopStrings(const Json& body) {
   return stops;
 }
 
-// The fields both endpoints share: sampling, limits, stop, streaming.
 // OpenAI's own limit on n.
 constexpr int64_t kMaxChoices = 128;
 
+// The fields both endpoints share: sampling, limits, stop, streaming, n.
 void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed,
                  int defaultMaxTokens, CompletionRequest& r) {
   checkModel(body, settings);

@@ -68,10 +68,10 @@ bool CompletionStream::text(httplib::DataSink& sink, const std::string& generate
 
 bool CompletionStream::echoPrompt(httplib::DataSink& sink,
                                   const std::vector<TokenLogprob>* scored) {
-  const Json logprobs = scored
-                            ? echoedPromptLogprobsJson(*c_.tokenizer, c_.firstPromptToken, *scored,
-                                                       c_.request.generate.topLogprobs, textOffset_)
-                            : Json(nullptr);
+  const Json logprobs =
+      scored ? echoedPromptLogprobsJson(*c_.tokenizer, c_.job->prompt().front(), *scored,
+                                        c_.request.generate.topLogprobs, textOffset_)
+             : Json(nullptr);
   return event(sink, completionChunkJson(c_.identity, c_.echoedPrompt, "", c_.request.includeUsage,
                                          logprobs));
 }

@@ -69,8 +69,8 @@ class SessionImpl final : public Session {
   // `asDecode`: speculative verification (rows bit-identical to one-at-a-time decoding).
   // `lastLogitsOnly`: prefill, where only the last row's logits are sampled.
   StepResult appendRows(std::span<const int32_t> tokens, bool asDecode, bool lastLogitsOnly);
-  // Prompt log probabilities for the context rows at firstPosition.. whose final hidden states
-  // are `hidden` (GenerateOptions::promptLogprobs).
+  // Prompt log probabilities, with `top` alternatives, for the context rows at firstPosition..
+  // whose final hidden states are `hidden` (GenerateOptions::promptLogprobs).
   void scorePrompt(std::span<const int32_t> context, int64_t firstPosition,
                    std::span<const float> hidden, int top, GenerateResult& result) const;
   // The first drafter the tuner allows that has something to propose (kind and tokens).

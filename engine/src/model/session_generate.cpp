@@ -59,8 +59,7 @@ void SessionImpl::scorePrompt(std::span<const int32_t> context, int64_t firstPos
         transformer_.logits(hidden.data() + (p - firstPosition) * width, rows);
     for (int64_t r = 0; r < rows; ++r)  // row p + r predicts context token p + r + 1
       result.promptLogprobs.push_back(tokenLogprob({logits.data() + r * vocab, vocab},
-                                                   context[static_cast<size_t>(p + r + 1)],
-                                                   std::max(top, 0)));
+                                                   context[static_cast<size_t>(p + r + 1)], top));
   }
 }
 
@@ -143,8 +142,7 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
     const int64_t position = cache_.length();
     step = appendRows(newTokens.subspan(done, std::min(chunk, newTokens.size() - done)), false, true);
     if (feedMtp) mtp_->observe(position, step.hidden, mtpBacklog());
-    if (options.promptLogprobs)
-      scorePrompt(context, position, step.hidden, options.topLogprobs, result);
+    if (options.promptLogprobs) scorePrompt(context, position, step.hidden, wantedTop, result);
     if (options.onPrefillProgress) options.onPrefillProgress(cache_.length(), static_cast<int64_t>(context.size()));
   }
   if (fresh && env_.prefixes) env_.prefixes->offer(context, cache_);
