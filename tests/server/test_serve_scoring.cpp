@@ -1,0 +1,263 @@
+// strata-cli serve scoring text and answering with several choices on /v1/completions and
+// /v1/chat/completions: echo with prompt log probabilities (as evaluation harnesses use it),
+// token-id prompts, batches of prompts and n replies per prompt. Bad requests for these fields
+// are rows of test_serve_http's badRequests.
+#include <QJsonArray>
+#include <QtTest>
+#include <cmath>
+#include <utility>
+
+#include "engine/cli_runner.h"
+#include "http_client.h"
+#include "serve_process.h"
+
+namespace {
+
+QJsonObject chatRequest(const QString& question, int maxTokens) {
+  return {{"model", "strata-tiny"},
+          {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", question}}}},
+          {"temperature", 0},
+          {"max_tokens", maxTokens}};
+}
+
+}  // namespace
+
+class TestServeScoring : public QObject {
+  Q_OBJECT
+
+  ServeProcess server_;  // --slots 2 --queue 4
+
+ private slots:
+  void initTestCase() {
+    QVERIFY2(server_.start({"--slots", "2", "--queue", "4"}), qPrintable(server_.error));
+  }
+
+  void cleanupTestCase() { QCOMPARE(server_.stop(), 0); }
+
+  // echo, as evaluation harnesses score text (lm-evaluation-harness sends the context and
+  // continuation as token ids with echo, logprobs 1, max_tokens 1, and sums token_logprobs over
+  // the continuation): the prompt's tokens come back spelling its text, the first without a log
+  // probability, the continuation's with the numbers those tokens got when generated greedily.
+  void echoScoresThePrompt() {
+    const QString model = QString(STRATA_RESOURCES_DIR) + "/models/strata-tiny";
+    const QString head = "The capital of France is";
+    const int generated = 2;  // this prompt's greedy reply ends (<|user|>) after 3
+    QJsonObject plain{{"model", "strata-tiny"}, {"prompt", head}, {"max_tokens", generated},
+                      {"temperature", 0},       {"logprobs", 1},  {"ignore_eos", true}};
+    const QJsonObject greedy = postJson(server_.port, "/v1/completions", plain)
+                                   .json()
+                                   .value("choices")
+                                   .toArray()[0]
+                                   .toObject();
+    const QJsonArray greedyLogprobs =
+        greedy.value("logprobs").toObject().value("token_logprobs").toArray();
+    QCOMPARE(greedyLogprobs.size(), generated);
+
+    // The same continuation's ids from the CLI's own path.
+    const CliRun headIds =
+        runCli({"tokenize", "--tokenizer", model + "/tokenizer.json", "--text", head});
+    QCOMPARE(headIds.exitCode, 0);
+    QStringList ids = headIds.text().trimmed().mid(5).split(' ');  // "ids: a b c"
+    const CliRun tail =
+        runCli({"generate", "--model", model, "--tokens", ids.join(','), "--max-new",
+                QString::number(generated), "--greedy", "--threads", "1"});
+    QCOMPARE(tail.exitCode, 0);
+    const qsizetype context = ids.size();
+    ids += tail.text().trimmed().mid(5).split(' ');
+    QCOMPARE(ids.size(), context + generated);
+    QJsonArray tokenPrompt;
+    for (const QString& id : ids) tokenPrompt.append(id.toInt());
+
+    for (const int maxTokens : {1, 0}) {
+      const QJsonObject request{
+          {"model", "strata-tiny"}, {"prompt", QJsonArray{tokenPrompt}}, {"echo", true},
+          {"logprobs", 1},          {"max_tokens", maxTokens},           {"temperature", 0}};
+      const HttpResponse r = postJson(server_.port, "/v1/completions", request);
+      QCOMPARE(r.status, 200);
+      const QJsonObject choice = r.json().value("choices").toArray()[0].toObject();
+      const QJsonObject usage = r.json().value("usage").toObject();
+      QCOMPARE(usage.value("prompt_tokens").toInt(), ids.size());
+      QCOMPARE(usage.value("completion_tokens").toInt(), maxTokens);
+      const QString text = choice.value("text").toString();
+      QVERIFY2(text.startsWith(head + greedy.value("text").toString()), qPrintable(text));
+      const QJsonObject lp = choice.value("logprobs").toObject();
+      const QJsonArray tokens = lp.value("tokens").toArray();
+      QCOMPARE(tokens.size(), ids.size() + maxTokens);
+      QVERIFY(lp.value("token_logprobs").toArray()[0].isNull());
+      QVERIFY(lp.value("top_logprobs").toArray()[0].isNull());
+      QString spelled;  // by the prompt's tokens
+      for (qsizetype i = 0; i < tokens.size(); ++i) {
+        QCOMPARE(lp.value("text_offset").toArray()[i].toInt(), spelled.size());
+        if (i < ids.size()) spelled += tokens[i].toString();
+        if (i == 0) continue;
+        const double logprob = lp.value("token_logprobs").toArray()[i].toDouble();
+        const QJsonObject top = lp.value("top_logprobs").toArray()[i].toObject();
+        QCOMPARE(top.size(), 1);
+        QVERIFY(logprob <= top.begin()->toDouble() + 1e-6);
+        if (i >= context && i < context + generated) {  // the greedy continuation
+          const double expected = greedyLogprobs[i - context].toDouble();
+          QVERIFY2(std::abs(logprob - expected) < 1e-3,
+                   qPrintable(QString("token %1: %2 vs %3").arg(i).arg(logprob).arg(expected)));
+          QCOMPARE(top.begin().key(), tokens[i].toString());  // what lm-eval calls is_greedy
+        }
+      }
+      // After them the generated token, listed even when it ends the reply and is not text.
+      QVERIFY2(text.startsWith(spelled), qPrintable(spelled + " | " + text));
+      if (maxTokens == 0) QCOMPARE(spelled, text);
+    }
+    // Streamed, the chunks join into the same text and the same lists (the prompt's first).
+    for (const auto& [logprobs, maxTokens] : {std::pair{-1, 3}, std::pair{2, 3}, std::pair{2, 0}}) {
+      QJsonObject request{{"model", "strata-tiny"},
+                          {"prompt", head},
+                          {"echo", true},
+                          {"max_tokens", maxTokens},
+                          {"temperature", 0}};
+      if (logprobs >= 0) request["logprobs"] = logprobs;
+      const QJsonObject whole = postJson(server_.port, "/v1/completions", request)
+                                    .json()
+                                    .value("choices")
+                                    .toArray()[0]
+                                    .toObject();
+      request["stream"] = true;
+      QString text;
+      QJsonArray tokens, offsets, values, tops;
+      for (const QByteArray& event :
+           sseData(postJson(server_.port, "/v1/completions", request).body)) {
+        if (event == "[DONE]") continue;
+        const QJsonObject c =
+            QJsonDocument::fromJson(event).object().value("choices").toArray()[0].toObject();
+        text += c.value("text").toString();
+        const QJsonObject lp = c.value("logprobs").toObject();
+        for (const QJsonValue& v : lp.value("tokens").toArray()) tokens.append(v);
+        for (const QJsonValue& v : lp.value("text_offset").toArray()) offsets.append(v);
+        for (const QJsonValue& v : lp.value("token_logprobs").toArray()) values.append(v);
+        for (const QJsonValue& v : lp.value("top_logprobs").toArray()) tops.append(v);
+      }
+      QCOMPARE(text, whole.value("text").toString());
+      QVERIFY(text.startsWith(head));
+      const QJsonObject lp = whole.value("logprobs").toObject();
+      QCOMPARE(whole.value("logprobs").isNull(), logprobs < 0);
+      QCOMPARE(tokens, lp.value("tokens").toArray());
+      QCOMPARE(offsets, lp.value("text_offset").toArray());
+      QCOMPARE(values, lp.value("token_logprobs").toArray());
+      QCOMPARE(tops, lp.value("top_logprobs").toArray());
+    }
+
+    // A text prompt echoes its own text.
+    const HttpResponse echoed =
+        postJson(server_.port, "/v1/completions",
+                 {{"model", "strata-tiny"}, {"prompt", head}, {"echo", true}, {"max_tokens", 0}});
+    QCOMPARE(echoed.status, 200);
+    const QJsonObject c = echoed.json().value("choices").toArray()[0].toObject();
+    QCOMPARE(c.value("text").toString(), head);
+    QVERIFY(c.value("logprobs").isNull());
+    QCOMPARE(c.value("finish_reason").toString(), QString("length"));
+  }
+
+  // A batch of prompts (strings or token ids): one choice per prompt, in order, each what the
+  // prompt alone gets; usage sums them.
+  void promptBatches() {
+    const QStringList heads{"The capital of France is", "The capital of Kenya is",
+                            "Count the items:"};
+    QStringList alone;
+    int promptTokens = 0, completionTokens = 0;
+    for (const QString& head : heads) {
+      const QJsonObject j =
+          postJson(
+              server_.port, "/v1/completions",
+              {{"model", "strata-tiny"}, {"prompt", head}, {"max_tokens", 6}, {"temperature", 0}})
+              .json();
+      alone << j.value("choices").toArray()[0].toObject().value("text").toString();
+      promptTokens += j.value("usage").toObject().value("prompt_tokens").toInt();
+      completionTokens += j.value("usage").toObject().value("completion_tokens").toInt();
+    }
+    const HttpResponse r = postJson(server_.port, "/v1/completions",
+                                    {{"model", "strata-tiny"},
+                                     {"prompt", QJsonArray::fromStringList(heads)},
+                                     {"max_tokens", 6},
+                                     {"temperature", 0}});
+    QCOMPARE(r.status, 200);
+    const QJsonArray choices = r.json().value("choices").toArray();
+    QCOMPARE(choices.size(), heads.size());
+    for (qsizetype i = 0; i < choices.size(); ++i) {
+      QCOMPARE(choices[i].toObject().value("index").toInt(), i);
+      QCOMPARE(choices[i].toObject().value("text").toString(), alone[i]);
+    }
+    QCOMPARE(r.json().value("usage").toObject().value("prompt_tokens").toInt(), promptTokens);
+    QCOMPARE(r.json().value("usage").toObject().value("completion_tokens").toInt(),
+             completionTokens);
+
+    // Token-id prompts scored with echo, as a harness batches them.
+    const HttpResponse scored =
+        postJson(server_.port, "/v1/completions",
+                 {{"model", "strata-tiny"},
+                  {"prompt", QJsonArray{QJsonArray{390, 289, 293}, QJsonArray{390, 289}}},
+                  {"echo", true},
+                  {"logprobs", 1},
+                  {"max_tokens", 0}});
+    QCOMPARE(scored.status, 200);
+    const QJsonArray scoredChoices = scored.json().value("choices").toArray();
+    QCOMPARE(scoredChoices.size(), 2);
+    const QJsonArray first =
+        scoredChoices[0].toObject().value("logprobs").toObject().value("token_logprobs").toArray();
+    const QJsonArray second =
+        scoredChoices[1].toObject().value("logprobs").toObject().value("token_logprobs").toArray();
+    QCOMPARE(first.size(), 3);
+    QCOMPARE(second.size(), 2);
+    QVERIFY(first[0].isNull() && second[0].isNull());
+    QVERIFY(std::abs(first[1].toDouble() - second[1].toDouble()) < 1e-4);  // the same context
+  }
+
+  // n: that many replies to each prompt, reply k sampled with seed + k (so each is what a
+  // single request with that seed gets); the prompt counted once in usage.
+  void severalChoices() {
+    QJsonObject chat = chatRequest("Tell me about Paris.", 12);
+    chat["temperature"] = 1.2;
+    chat["seed"] = 5;
+    chat["n"] = 3;
+    const HttpResponse r = postJson(server_.port, "/v1/chat/completions", chat);
+    QCOMPARE(r.status, 200);
+    const QJsonArray choices = r.json().value("choices").toArray();
+    QCOMPARE(choices.size(), 3);
+    int completionTokens = 0;
+    for (int k = 0; k < 3; ++k) {
+      QJsonObject single = chat;
+      single.remove("n");
+      single["seed"] = 5 + k;
+      const QJsonObject alone = postJson(server_.port, "/v1/chat/completions", single).json();
+      QCOMPARE(choices[k].toObject().value("index").toInt(), k);
+      QCOMPARE(choices[k].toObject().value("message").toObject(),
+               alone.value("choices").toArray()[0].toObject().value("message").toObject());
+      completionTokens += alone.value("usage").toObject().value("completion_tokens").toInt();
+      if (k == 0)
+        QCOMPARE(r.json().value("usage").toObject().value("prompt_tokens"),
+                 alone.value("usage").toObject().value("prompt_tokens"));
+    }
+    QCOMPARE(r.json().value("usage").toObject().value("completion_tokens").toInt(),
+             completionTokens);
+
+    // With a batch of prompts: n choices for the first prompt, then n for the second.
+    const HttpResponse batch = postJson(server_.port, "/v1/completions",
+                                        {{"model", "strata-tiny"},
+                                         {"prompt", QJsonArray{"Paris is", "Kenya is"}},
+                                         {"n", 2},
+                                         {"max_tokens", 8},
+                                         {"temperature", 1.2},
+                                         {"seed", 9}});
+    QCOMPARE(batch.status, 200);
+    const QJsonArray four = batch.json().value("choices").toArray();
+    QCOMPARE(four.size(), 4);
+    const QJsonObject third = postJson(server_.port, "/v1/completions",
+                                       {{"model", "strata-tiny"},
+                                        {"prompt", "Kenya is"},
+                                        {"max_tokens", 8},
+                                        {"temperature", 1.2},
+                                        {"seed", 9}})
+                                  .json();
+    QCOMPARE(four[2].toObject().value("text"),
+             third.value("choices").toArray()[0].toObject().value("text"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestServeScoring)
+#include "test_serve_scoring.moc"
