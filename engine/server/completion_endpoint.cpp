@@ -216,6 +216,8 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
   }
   const ResponseIdentity identity{(chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId_++),
                                   static_cast<int64_t>(std::time(nullptr)), settings_.modelId};
+  // A stream waits on all its jobs at once: each wakes it when it reports.
+  const auto signal = parsed.stream ? std::make_shared<JobSignal>() : nullptr;
   const auto deadline =
       Job::Clock::now() + std::chrono::duration_cast<Job::Clock::duration>(
                               std::chrono::duration<double>(settings_.timeoutSeconds));
@@ -223,6 +225,7 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
     jobs[i].identity = identity;
     jobs[i].timeoutSeconds = settings_.timeoutSeconds;
     jobs[i].deadline = deadline;
+    if (signal) jobs[i].job->setSignal(signal);
     if (scheduler_.submit(jobs[i].job)) continue;
     for (size_t k = 0; k < i; ++k) scheduler_.cancel(jobs[k].job);  // all or nothing
     const Scheduler::Load load = scheduler_.load();
@@ -239,7 +242,7 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
     respondJson(response, 200, finishedResponse(jobs, scheduler_, client));
     return;
   }
-  auto stream = std::make_shared<CompletionStream>(std::move(jobs.front()), scheduler_,
+  auto stream = std::make_shared<CompletionStream>(std::move(jobs), signal, scheduler_,
                                                    settings_.keepAliveSeconds, std::move(client));
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(

@@ -124,7 +124,6 @@ void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed
     if (!r.stream) invalid("stream_options", "only allowed when stream is true");
     r.includeUsage = boolean(*options, "include_usage", false);
   }
-  if (r.stream && r.choicesPerPrompt > 1) invalid("n", "n > 1 cannot stream; ask without stream");
 }
 
 // One prompt: a string or an array of token ids.
@@ -273,8 +272,6 @@ CompletionRequest parseCompletionRequest(const Json& body, const ServerSettings&
   const Json* prompt = field(body, "prompt");
   if (!prompt) throw ApiError(400, "prompt: required", "prompt", "missing_required_parameter");
   r.prompts = parsePrompts(*prompt);
-  if (r.prompts.size() > 1 && r.stream)
-    invalid("prompt", "a batch of prompts cannot stream; send them one per request");
   // The older shape: logprobs is the number of alternatives per token (0..20).
   if (field(body, "logprobs"))
     r.generate.topLogprobs = static_cast<int>(integer(body, "logprobs", 0, 0, kMaxTopLogprobs));

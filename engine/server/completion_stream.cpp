@@ -17,116 +17,89 @@ std::string dumpJson(const Json& j) {
 
 }  // namespace
 
-CompletionStream::CompletionStream(AdmittedCompletion completion, Scheduler& scheduler,
+CompletionStream::CompletionStream(std::vector<AdmittedCompletion> choices,
+                                   std::shared_ptr<JobSignal> signal, Scheduler& scheduler,
                                    double keepAliveSeconds, std::optional<ClientConnection> client)
-    : c_(std::move(completion)),
+    : ended_(choices.size(), false),
+      signal_(std::move(signal)),
       scheduler_(scheduler),
       keepAlive_(keepAliveSeconds),
-      reply_(c_.request.enableThinking),
       lastWrite_(Job::Clock::now()),
-      client_(std::move(client)) {}
+      client_(std::move(client)) {
+  for (AdmittedCompletion& c : choices) choices_.emplace_back(std::move(c));
+}
 
-CompletionStream::~CompletionStream() { scheduler_.cancel(c_.job); }
+CompletionStream::~CompletionStream() { cancelAll(); }
+
+void CompletionStream::cancelAll() {
+  for (const ChoiceStream& c : choices_) scheduler_.cancel(c.completion().job);
+}
 
 bool CompletionStream::write(httplib::DataSink& sink, std::string_view data) {
   if (!sink.write(data.data(), data.size())) {
-    scheduler_.cancel(c_.job);  // the client is gone
+    cancelAll();  // the client is gone
     return false;
   }
   lastWrite_ = Job::Clock::now();
   return true;
 }
 
-bool CompletionStream::event(httplib::DataSink& sink, const Json& payload) {
-  return write(sink, "data: " + dumpJson(payload) + "\n\n");
-}
-
-nlohmann::ordered_json CompletionStream::takeLogprobs() {
-  TakenTokens taken;
-  Json j = replyLogprobs(c_, logprobs_, generated_.size() - logprobBytes_, textOffset_, &taken);
-  logprobBytes_ += taken.bytes;
-  logprobs_.erase(logprobs_.begin(), logprobs_.begin() + static_cast<std::ptrdiff_t>(taken.tokens));
-  return j;
-}
-
-bool CompletionStream::text(httplib::DataSink& sink, const std::string& generated) {
-  generated_ += generated;
-  const bool usageField = c_.request.includeUsage;
-  if (!c_.request.chat)
-    return event(sink, completionChunkJson(c_.identity, generated, "", usageField, takeLogprobs()));
-  const ReplyStream::Delta delta = reply_.push(generated);
-  if (!delta.reasoning.empty() &&
-      !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", delta.reasoning}}, "",
-                                 usageField, takeLogprobs())))
-    return false;
-  if (!delta.content.empty() &&
-      !event(sink, chatChunkJson(c_.identity, {{"content", delta.content}}, "", usageField,
-                                 takeLogprobs())))
-    return false;
+bool CompletionStream::send(httplib::DataSink& sink, const ChoiceStream::Events& events) {
+  for (const Json& e : events)
+    if (!write(sink, "data: " + dumpJson(e) + "\n\n")) return false;
   return true;
 }
 
-bool CompletionStream::echoPrompt(httplib::DataSink& sink,
-                                  const std::vector<TokenLogprob>* scored) {
-  const Json logprobs =
-      scored ? echoedPromptLogprobsJson(*c_.tokenizer, c_.job->prompt().front(), *scored,
-                                        c_.request.generate.topLogprobs, textOffset_)
-             : Json(nullptr);
-  return event(sink, completionChunkJson(c_.identity, c_.echoedPrompt, "", c_.request.includeUsage,
-                                         logprobs));
+std::optional<Json> CompletionStream::failure(const Job::Progress& p) const {
+  const AdmittedCompletion& c = choices_.front().completion();  // all share the deadline
+  if (!p.error.empty())
+    return ApiError(500, "generation failed: " + p.error, "", "generation_failed").toJson();
+  if (p.result->finishReason != "cancelled") return std::nullopt;
+  if (Job::Clock::now() >= c.deadline)
+    return ApiError(504,
+                    "the request took longer than the server's timeout of " +
+                        std::to_string(c.timeoutSeconds) + " s",
+                    "", "timeout")
+        .toJson();
+  return ApiError(503, "the server is shutting down", "", "shutting_down").toJson();
 }
 
-bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
-  const bool usageField = c_.request.includeUsage;
-  std::optional<ApiError> failure;
-  if (!p.error.empty())
-    failure.emplace(500, "generation failed: " + p.error, "", "generation_failed");
-  else if (p.result->finishReason == "cancelled" && Job::Clock::now() >= c_.deadline)
-    failure.emplace(504,
-                    "the request took longer than the server's timeout of " +
-                        std::to_string(c_.timeoutSeconds) + " s",
-                    "", "timeout");
-  else if (p.result->finishReason == "cancelled")
-    failure.emplace(503, "the server is shutting down", "", "shutting_down");
-  if (failure) {
-    // The stream is already 200: the error travels as an event, as OpenAI's own streams do.
-    event(sink, failure->toJson());
-    sink.done();
-    return true;
+bool CompletionStream::sendProgress(httplib::DataSink& sink, bool& reported) {
+  reported = false;
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    if (ended_[i]) continue;
+    const Job::Progress p = choices_[i].completion().job->poll();
+    const ChoiceStream::Events events = choices_[i].progress(p);  // keeps text-less logprobs
+    reported = reported || !events.empty() || p.done;
+    if (!send(sink, events)) return false;
+    if (!p.done) continue;
+    if (const std::optional<Json> error = failure(p)) {
+      // The stream is already 200: the error travels as an event, as OpenAI's own streams do.
+      cancelAll();
+      std::fill(ended_.begin(), ended_.end(), true);
+      write(sink, "data: " + dumpJson(*error) + "\n\n");
+      sink.done();
+      return true;
+    }
+    ended_[i] = true;
+    completionTokens_ += static_cast<int64_t>(p.result->tokens.size());
+    if (!send(sink, choices_[i].end(*p.result))) return false;
+    if (std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; })) return finish(sink);
   }
-  const GenerateResult& r = *p.result;
-  std::string finishReason;
-  if (c_.request.chat) {
-    const AssistantReply parsed = parsedReply(c_, generated_);
-    const ReplyStream::Delta rest = reply_.finish(!parsed.toolCalls.empty());
-    if (!rest.reasoning.empty() &&
-        !event(sink, chatChunkJson(c_.identity, {{"reasoning_content", rest.reasoning}}, "",
-                                   usageField, takeLogprobs())))
+  return true;
+}
+
+bool CompletionStream::finish(httplib::DataSink& sink) {
+  const AdmittedCompletion& first = choices_.front().completion();
+  if (first.request.includeUsage) {
+    int64_t promptTokens = 0;  // each prompt once (its n replies read it once)
+    for (const ChoiceStream& c : choices_)
+      if (c.completion().choice % first.request.choicesPerPrompt == 0)
+        promptTokens += c.completion().promptTokens;
+    const char* object = first.request.chat ? "chat.completion.chunk" : "text_completion";
+    if (!send(sink,
+              {usageChunkJson(first.identity, object, usageJson(promptTokens, completionTokens_))}))
       return false;
-    if (!rest.content.empty() &&
-        !event(sink, chatChunkJson(c_.identity, {{"content", rest.content}}, "", usageField,
-                                   takeLogprobs())))
-      return false;
-    if (!parsed.toolCalls.empty() &&
-        !event(sink, chatChunkJson(c_.identity, {{"tool_calls", toolCallDeltas(parsed)}}, "",
-                                   usageField, takeLogprobs())))
-      return false;
-    finishReason = openAiFinishReason(r.finishReason, !parsed.toolCalls.empty());
-    // Tokens whose text never came out (a stop string's) are not part of the reply.
-    logprobs_.clear();
-    if (!event(sink, chatChunkJson(c_.identity, Json::object(), finishReason, usageField)))
-      return false;
-  } else {
-    finishReason = openAiFinishReason(r.finishReason, false);
-    // With echo an end token is listed too (it has no text to ride on): in the last chunk.
-    const Json last = c_.request.echo ? takeLogprobs() : Json(nullptr);
-    if (!event(sink, completionChunkJson(c_.identity, "", finishReason, usageField, last)))
-      return false;
-  }
-  if (c_.request.includeUsage) {
-    const Json usage = usageJson(c_.promptTokens, static_cast<int64_t>(r.tokens.size()));
-    const char* object = c_.request.chat ? "chat.completion.chunk" : "text_completion";
-    if (!event(sink, usageChunkJson(c_.identity, object, usage))) return false;
   }
   if (!write(sink, "data: [DONE]\n\n")) return false;
   sink.done();
@@ -134,33 +107,34 @@ bool CompletionStream::end(httplib::DataSink& sink, const Job::Progress& p) {
 }
 
 bool CompletionStream::provide(httplib::DataSink& sink) {
+  if (std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; })) return false;
   if (!opened_) {
     opened_ = true;
-    // The first chunk names the role (chat), so clients see the stream start at once.
-    if (c_.request.chat &&
-        !event(sink, chatChunkJson(c_.identity, {{"role", "assistant"}, {"content", ""}}, "",
-                                   c_.request.includeUsage)))
-      return false;
-    // An unscored echo goes out at once; a scored one once the prefill has scored it.
-    if (c_.request.echo && !c_.request.generate.promptLogprobs && !echoPrompt(sink, nullptr))
-      return false;
+    for (ChoiceStream& c : choices_)
+      if (!send(sink, c.opening())) return false;
   }
+  const Job::Clock::time_point deadline = choices_.front().completion().deadline;
   const auto keepAlive = std::chrono::duration_cast<Job::Clock::duration>(keepAlive_);
-  // Past the deadline the job is already cancelled: wait for its end, not for the deadline.
+  // Past the deadline the jobs are already cancelled: wait for their end, not for the deadline.
   Job::Clock::time_point until = lastWrite_ + keepAlive;
-  if (Job::Clock::now() < c_.deadline) until = std::min(until, c_.deadline);
+  if (Job::Clock::now() < deadline) until = std::min(until, deadline);
   if (client_) until = std::min(until, Job::Clock::now() + kClientCheckInterval);
-  const Job::Progress p = c_.job->wait(until);
-  if (p.text.empty() && !p.done && client_ && client_->closed()) {
-    scheduler_.cancel(c_.job);  // left while queued or prefilling: nothing was written to fail
+
+  // The version first: a job reporting after it wakes the wait below.
+  const uint64_t seen = signal_->version();
+  bool reported = false;
+  if (!sendProgress(sink, reported)) return false;
+  if (!reported) {
+    signal_->waitPast(seen, until);
+    if (!sendProgress(sink, reported)) return false;
+  }
+  if (std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; })) return true;
+  if (!reported && client_ && client_->closed()) {
+    cancelAll();  // left while queued or prefilling: nothing was written to fail
     return false;
   }
-  if (p.promptLogprobs && !echoPrompt(sink, &*p.promptLogprobs)) return false;
-  logprobs_.insert(logprobs_.end(), p.logprobs.begin(), p.logprobs.end());
-  if (!p.text.empty() && !text(sink, p.text)) return false;
-  if (p.done) return end(sink, p);
-  if (Job::Clock::now() >= c_.deadline) scheduler_.cancel(c_.job);  // ends with a timeout event
-  if (p.text.empty() && Job::Clock::now() >= lastWrite_ + keepAlive)
+  if (Job::Clock::now() >= deadline) cancelAll();  // they end with a timeout event
+  if (!reported && Job::Clock::now() >= lastWrite_ + keepAlive)
     return write(sink, ": keep-alive\n\n");
   return true;
 }

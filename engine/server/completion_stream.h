@@ -1,16 +1,19 @@
 #pragma once
 // The server-sent-events response of a streaming completion, written by the HTTP handler
-// thread as the job's text arrives: chat.completion.chunk (or text_completion) events, a final
-// chunk with finish_reason, the usage chunk when asked for, then "data: [DONE]". While there is
-// nothing to send (queued, prefilling) a ": keep-alive" comment goes out every interval. A
-// failed write, or the connection seen closed while waiting, means the client is gone: the job
-// is cancelled, which frees its slot after the token or prefill chunk being computed.
+// thread as its jobs' text arrives: the events of each choice (ChoiceStream; a batch of prompts
+// or n replies interleave theirs, each chunk naming its choice's index), the usage chunk when
+// asked for once every choice has ended, then "data: [DONE]". While there is nothing to send
+// (queued, prefilling) a ": keep-alive" comment goes out every interval. A failed write, or the
+// connection seen closed while waiting, means the client is gone: the jobs are cancelled, which
+// frees their slots after the token or prefill chunk being computed. A choice that fails ends
+// the whole response with an error event (the others are cancelled).
+#include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
-#include "admitted_completion.h"
+#include "choice_stream.h"
 #include "client_connection.h"
-#include "reply_stream.h"
 #include "scheduler.h"
 
 namespace httplib {
@@ -21,11 +24,12 @@ namespace strata::server {
 
 class CompletionStream {
  public:
-  // `client`: the request's connection, watched while nothing is written (none: only writes
-  // notice a client that left).
-  CompletionStream(AdmittedCompletion completion, Scheduler& scheduler, double keepAliveSeconds,
+  // `choices` in index order, their jobs reporting to `signal`. `client`: the request's
+  // connection, watched while nothing is written (none: only writes notice a client that left).
+  CompletionStream(std::vector<AdmittedCompletion> choices, std::shared_ptr<JobSignal> signal,
+                   Scheduler& scheduler, double keepAliveSeconds,
                    std::optional<ClientConnection> client);
-  ~CompletionStream();  // cancels the job if it is still running (response aborted)
+  ~CompletionStream();  // cancels the jobs still running (response aborted)
   CompletionStream(const CompletionStream&) = delete;
   CompletionStream& operator=(const CompletionStream&) = delete;
 
@@ -33,25 +37,22 @@ class CompletionStream {
   bool provide(httplib::DataSink& sink);
 
  private:
+  void cancelAll();
   bool write(httplib::DataSink& sink, std::string_view data);
-  bool event(httplib::DataSink& sink, const nlohmann::ordered_json& payload);
-  bool text(httplib::DataSink& sink, const std::string& generated);
-  // echo: the prompt's text (and, when scored, its log probabilities) ahead of the reply.
-  bool echoPrompt(httplib::DataSink& sink, const std::vector<TokenLogprob>* scored);
-  bool end(httplib::DataSink& sink, const Job::Progress& progress);
+  bool send(httplib::DataSink& sink, const ChoiceStream::Events& events);
+  // Sends what every choice's job reported; `reported`: whether any had something.
+  bool sendProgress(httplib::DataSink& sink, bool& reported);
+  // A finished job's failure (error, timeout, shutdown) as the error event that ends the stream.
+  std::optional<nlohmann::ordered_json> failure(const Job::Progress& p) const;
+  bool finish(httplib::DataSink& sink);
 
-  AdmittedCompletion c_;
+  std::vector<ChoiceStream> choices_;
+  std::vector<bool> ended_;
+  std::shared_ptr<JobSignal> signal_;
   Scheduler& scheduler_;
   const std::chrono::duration<double> keepAlive_;
-  ReplyStream reply_;
   bool opened_ = false;
-  std::string generated_;  // everything so far (chat: parsed for tool calls at the end)
-  // Chosen tokens not yet sent: each rides on the first chunk written once its text has come
-  // (a stop string's tokens never do); logprobBytes_: the text bytes of those already sent.
-  std::vector<TokenLogprob> logprobs_;
-  size_t logprobBytes_ = 0;
-  int64_t textOffset_ = 0;  // completions: the next token's character offset
-  nlohmann::ordered_json takeLogprobs();
+  int64_t completionTokens_ = 0;
   Job::Clock::time_point lastWrite_;
   std::optional<ClientConnection> client_;
 };

@@ -2,6 +2,27 @@
 
 namespace strata::server {
 
+uint64_t JobSignal::version() const {
+  std::lock_guard lock(mutex_);
+  return version_;
+}
+
+void JobSignal::notify() {
+  std::lock_guard lock(mutex_);
+  ++version_;
+  changed_.notify_all();
+}
+
+void JobSignal::waitPast(uint64_t seen, std::chrono::steady_clock::time_point until) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_until(lock, until, [&] { return version_ != seen; });
+}
+
+void Job::changed() {
+  changed_.notify_all();
+  if (signal_) signal_->notify();
+}
+
 Job::Job(std::vector<int32_t> prompt, GenerateOptions options)
     : prompt_(std::move(prompt)), options_(std::move(options)) {
   options_.cancel = &cancelled_;
@@ -14,19 +35,19 @@ Job::Job(std::vector<int32_t> prompt, GenerateOptions options)
 void Job::setPromptLogprobs(std::span<const TokenLogprob> logprobs) {
   std::lock_guard lock(mutex_);
   pendingPromptLogprobs_.emplace(logprobs.begin(), logprobs.end());
-  changed_.notify_all();
+  changed();
 }
 
 void Job::start() {
   std::lock_guard lock(mutex_);
   started_ = true;
-  changed_.notify_all();
+  changed();
 }
 
 void Job::appendText(std::string_view text) {
   std::lock_guard lock(mutex_);
   pending_.append(text);
-  changed_.notify_all();
+  changed();
 }
 
 void Job::appendLogprob(const TokenLogprob& logprob) {
@@ -38,14 +59,14 @@ void Job::finish(GenerateResult result) {
   std::lock_guard lock(mutex_);
   result_ = std::move(result);
   done_ = true;
-  changed_.notify_all();
+  changed();
 }
 
 void Job::fail(std::string message) {
   std::lock_guard lock(mutex_);
   error_ = std::move(message);
   done_ = true;
-  changed_.notify_all();
+  changed();
 }
 
 Job::Progress Job::wait(Clock::time_point until) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -16,6 +17,21 @@
 #include "strata/engine.h"
 
 namespace strata::server {
+
+// Wakes a handler thread that waits on several jobs at once (a streamed batch of prompts, or
+// n replies): every job reporting to it bumps its version.
+class JobSignal {
+ public:
+  uint64_t version() const;
+  void notify();
+  // Returns once a notify() came after `seen` was read, or at `until`.
+  void waitPast(uint64_t seen, std::chrono::steady_clock::time_point until);
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t version_ = 0;
+};
 
 class Job {
  public:
@@ -28,6 +44,9 @@ class Job {
   const std::vector<int32_t>& prompt() const { return prompt_; }
   // options().cancel points at this job's own flag.
   const GenerateOptions& options() const { return options_; }
+
+  // Also wake `signal` on every change. Before the job is submitted.
+  void setSignal(std::shared_ptr<JobSignal> signal) { signal_ = std::move(signal); }
 
   // Any thread: stop after the current token (or before starting).
   void cancel() { cancelled_.store(true); }
@@ -54,8 +73,12 @@ class Job {
   };
   // Waits until there is new text, the job ends or `until` passes.
   Progress wait(Clock::time_point until);
+  Progress poll() { return wait(Clock::time_point::min()); }
 
  private:
+  void changed();  // with mutex_ held
+
+  std::shared_ptr<JobSignal> signal_;
   std::vector<int32_t> prompt_;
   GenerateOptions options_;
   std::atomic<bool> cancelled_{false};

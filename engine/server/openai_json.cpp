@@ -111,10 +111,10 @@ Json chatCompletionJson(const ResponseIdentity& who, const std::vector<ChatChoic
   return j;
 }
 
-Json chatChunkJson(const ResponseIdentity& who, Json delta, const std::string& finishReason,
-                   bool withUsageField, const Json& logprobs) {
+Json chatChunkJson(const ResponseIdentity& who, int index, Json delta,
+                   const std::string& finishReason, bool withUsageField, const Json& logprobs) {
   Json j = head(who, "chat.completion.chunk");
-  j["choices"] = Json::array({{{"index", 0},
+  j["choices"] = Json::array({{{"index", index},
                                {"delta", std::move(delta)},
                                {"logprobs", logprobs},
                                {"finish_reason", reasonOrNull(finishReason)}}});
@@ -155,11 +155,12 @@ Json completionJson(const ResponseIdentity& who, const std::vector<CompletionCho
   return j;
 }
 
-Json completionChunkJson(const ResponseIdentity& who, const std::string& text,
-                         const std::string& finishReason, bool withUsageField, const Json& logprobs) {
+Json completionChunkJson(const ResponseIdentity& who, int index, const std::string& text,
+                         const std::string& finishReason, bool withUsageField,
+                         const Json& logprobs) {
   Json j = head(who, "text_completion");
   j["choices"] = Json::array({{{"text", text},
-                               {"index", 0},
+                               {"index", index},
                                {"logprobs", logprobs},
                                {"finish_reason", reasonOrNull(finishReason)}}});
   if (withUsageField) j["usage"] = nullptr;

@@ -57,10 +57,12 @@ nlohmann::ordered_json chatCompletionJson(const ResponseIdentity& who,
                                           const std::vector<ChatChoice>& choices,
                                           const nlohmann::ordered_json& usage);
 
-// One chunk. finishReason empty: null. withUsageField: "usage": null (stream_options.include_usage
-// asks for the field on every chunk; the last chunk carries the numbers, see usageChunkJson).
-nlohmann::ordered_json chatChunkJson(const ResponseIdentity& who, nlohmann::ordered_json delta,
-                                     const std::string& finishReason, bool withUsageField,
+// One chunk, of choice `index`. finishReason empty: null. withUsageField: "usage": null
+// (stream_options.include_usage asks for the field on every chunk; the last chunk carries the
+// numbers, see usageChunkJson).
+nlohmann::ordered_json chatChunkJson(const ResponseIdentity& who, int index,
+                                     nlohmann::ordered_json delta, const std::string& finishReason,
+                                     bool withUsageField,
                                      const nlohmann::ordered_json& logprobs = nullptr);
 nlohmann::ordered_json usageChunkJson(const ResponseIdentity& who, const char* object,
                                       const nlohmann::ordered_json& usage);
@@ -77,8 +79,9 @@ struct CompletionChoice {
 nlohmann::ordered_json completionJson(const ResponseIdentity& who,
                                       const std::vector<CompletionChoice>& choices,
                                       const nlohmann::ordered_json& usage);
-nlohmann::ordered_json completionChunkJson(const ResponseIdentity& who, const std::string& text,
-                                           const std::string& finishReason, bool withUsageField,
+nlohmann::ordered_json completionChunkJson(const ResponseIdentity& who, int index,
+                                           const std::string& text, const std::string& finishReason,
+                                           bool withUsageField,
                                            const nlohmann::ordered_json& logprobs = nullptr);
 
 nlohmann::ordered_json modelsJson(const std::string& modelId, int64_t created);

@@ -1,6 +1,7 @@
 // Drives `strata-cli serve` with the official `openai` npm client: models list, chat
-// (non-streaming and streaming), log probabilities, completions, a tool-call round trip and an error. Exits
-// non-zero with a message on the first failed check; prints one JSON line on success.
+// (non-streaming and streaming, n replies streamed), log probabilities, completions, a tool-call
+// round trip and an error. Exits non-zero with a message on the first failed check; prints one
+// JSON line on success.
 //   node openai_client.mjs BASE_URL MODEL_ID API_KEY
 import OpenAI from 'openai';
 
@@ -72,6 +73,18 @@ check(older && older.tokens.join('') === scoredCompletion.choices[0].text &&
       older.token_logprobs.length === older.tokens.length && older.text_offset[0] === 0 &&
       older.top_logprobs.every((m, i) => m[older.tokens[i]] === older.token_logprobs[i]),
       `completions logprobs: ${JSON.stringify(older)}`);
+
+// n replies streamed: the client sees each choice's chunks by index; they join into what the
+// same request answers without stream.
+const several = { model, messages: question, temperature: 1.2, seed: 3, max_tokens: 16, n: 2 };
+const severalWhole = await client.chat.completions.create(several);
+const severalParts = ['', ''];
+for await (const chunk of await client.chat.completions.create({ ...several, stream: true })) {
+  for (const choice of chunk.choices) severalParts[choice.index] += choice.delta?.content ?? '';
+}
+check(severalWhole.choices.length === 2 &&
+      severalWhole.choices.every((c, i) => (c.message.content ?? '') === severalParts[i]),
+      `n streamed: ${JSON.stringify(severalParts)} vs ${JSON.stringify(severalWhole.choices)}`);
 
 // Scoring as evaluation harnesses do: echo with logprobs 1 and max_tokens 1 lists the prompt's
 // tokens (the first without a log probability) and then the generated one.

@@ -386,10 +386,6 @@ class TestServeHttp : public QObject {
                                  << quoted("{'model': 'strata-tiny', 'prompt': {'text': 'x'}}")
                                  << 400 << "prompt";
     const QByteArray completions = "/v1/completions";
-    QTest::newRow("prompt batch streamed")
-        << QByteArray("POST") << completions
-        << quoted("{'model': 'strata-tiny', 'prompt': ['a', 'b'], 'stream': true}") << 400
-        << "prompt";
     QTest::newRow("n beyond slots and queue")
         << QByteArray("POST") << chat
         << quoted("{'model': 'strata-tiny', 'n': 7, " + messages + "}") << 400 << "n";

@@ -1,7 +1,7 @@
 // strata-cli serve scoring text and answering with several choices on /v1/completions and
 // /v1/chat/completions: echo with prompt log probabilities (as evaluation harnesses use it),
-// token-id prompts, batches of prompts and n replies per prompt. Bad requests for these fields
-// are rows of test_serve_http's badRequests.
+// token-id prompts, batches of prompts and n replies per prompt, streamed or not. Bad requests for
+// these fields are rows of test_serve_http's badRequests.
 #include <QJsonArray>
 #include <QtTest>
 #include <cmath>
@@ -256,6 +256,89 @@ class TestServeScoring : public QObject {
                                   .json();
     QCOMPARE(four[2].toObject().value("text"),
              third.value("choices").toArray()[0].toObject().value("text"));
+  }
+
+  // Streamed, several choices interleave their chunks, each naming its index: every index's
+  // chunks join into the choice the same request gets without stream (role first, one
+  // finish_reason last), and the usage chunk comes once, after all of them.
+  void severalChoicesStream() {
+    QJsonObject chat = chatRequest("Tell me about Paris.", 12);
+    chat["temperature"] = 1.2;
+    chat["seed"] = 5;
+    chat["n"] = 3;
+    const QJsonObject whole = postJson(server_.port, "/v1/chat/completions", chat).json();
+    chat["stream"] = true;
+    chat["stream_options"] = QJsonObject{{"include_usage", true}};
+    const QList<QByteArray> events =
+        sseData(postJson(server_.port, "/v1/chat/completions", chat).body);
+    QVERIFY(events.size() > 5);
+    QCOMPARE(events.back(), QByteArray("[DONE]"));
+    const QJsonObject usage = QJsonDocument::fromJson(events[events.size() - 2]).object();
+    QVERIFY(usage.value("choices").toArray().isEmpty());
+    QCOMPARE(usage.value("usage").toObject(), whole.value("usage").toObject());
+    QList<QStringList> parts(3);  // per index: reasoning, content, finish_reason
+    for (QStringList& p : parts) p = {"", "", ""};
+    QList<int> chunks(3, 0);
+    for (qsizetype e = 0; e + 2 < events.size(); ++e) {
+      const QJsonArray choices =
+          QJsonDocument::fromJson(events[e]).object().value("choices").toArray();
+      QCOMPARE(choices.size(), 1);
+      const QJsonObject c = choices[0].toObject();
+      const int i = c.value("index").toInt(-1);
+      QVERIFY2(i >= 0 && i < 3, events[e].constData());
+      const QJsonObject delta = c.value("delta").toObject();
+      if (chunks[i]++ == 0) QCOMPARE(delta.value("role").toString(), QString("assistant"));
+      QVERIFY2(parts[i][2].isEmpty(), "a chunk after the choice's finish_reason");
+      parts[i][0] += delta.value("reasoning_content").toString();
+      parts[i][1] += delta.value("content").toString();
+      if (!c.value("finish_reason").isNull()) parts[i][2] = c.value("finish_reason").toString();
+    }
+    const QJsonArray choices = whole.value("choices").toArray();
+    QCOMPARE(choices.size(), 3);
+    for (int i = 0; i < 3; ++i) {
+      const QJsonObject message = choices[i].toObject().value("message").toObject();
+      QCOMPARE(parts[i][0], message.value("reasoning_content").toString());
+      QCOMPARE(parts[i][1], message.value("content").toString());
+      QCOMPARE(parts[i][2], choices[i].toObject().value("finish_reason").toString());
+    }
+    QVERIFY(parts[0] != parts[1] || parts[1] != parts[2]);  // sampled apart
+
+    // A batch of prompts with n = 2, echoed and scored: each index's text and
+    // log probabilities equal the non-streamed choice's.
+    QJsonObject batch{{"model", "strata-tiny"},
+                      {"prompt", QJsonArray{"Paris is", "Kenya is"}},
+                      {"n", 2},
+                      {"echo", true},
+                      {"logprobs", 1},
+                      {"max_tokens", 5},
+                      {"temperature", 1.2},
+                      {"seed", 9}};
+    const QJsonArray four =
+        postJson(server_.port, "/v1/completions", batch).json().value("choices").toArray();
+    QCOMPARE(four.size(), 4);
+    batch["stream"] = true;
+    QStringList texts(4), finish(4);
+    QList<QJsonArray> tokens(4), values(4);
+    for (const QByteArray& event : sseData(postJson(server_.port, "/v1/completions", batch).body)) {
+      if (event == "[DONE]") continue;
+      const QJsonObject c =
+          QJsonDocument::fromJson(event).object().value("choices").toArray()[0].toObject();
+      const int i = c.value("index").toInt(-1);
+      QVERIFY2(i >= 0 && i < 4, event.constData());
+      texts[i] += c.value("text").toString();
+      if (!c.value("finish_reason").isNull()) finish[i] = c.value("finish_reason").toString();
+      const QJsonObject lp = c.value("logprobs").toObject();
+      for (const QJsonValue& v : lp.value("tokens").toArray()) tokens[i].append(v);
+      for (const QJsonValue& v : lp.value("token_logprobs").toArray()) values[i].append(v);
+    }
+    for (int i = 0; i < 4; ++i) {
+      const QJsonObject c = four[i].toObject();
+      QCOMPARE(texts[i], c.value("text").toString());
+      QCOMPARE(finish[i], c.value("finish_reason").toString());
+      QCOMPARE(tokens[i], c.value("logprobs").toObject().value("tokens").toArray());
+      QCOMPARE(values[i], c.value("logprobs").toObject().value("token_logprobs").toArray());
+    }
+    QVERIFY(texts[0].startsWith("Paris is") && texts[3].startsWith("Kenya is"));
   }
 };
 
