@@ -158,6 +158,12 @@ AdmittedCompletion CompletionEndpoint::admitPrompt(const CompletionRequest& requ
                      "prompt: token " + std::to_string(id) +
                          " is not in the model's vocabulary of " + std::to_string(vocab),
                      field, "invalid_value");
+  for (const auto& [id, bias] : request.generate.sampling.logitBias)
+    if (id >= vocab)
+      throw ApiError(400,
+                     "logit_bias: token " + std::to_string(id) +
+                         " is not in the model's vocabulary of " + std::to_string(vocab),
+                     "logit_bias", "invalid_value");
   if (request.echo) c.echoedPrompt = prompt.ids.empty() ? prompt.text : tokenizer->decode(ids);
   c.promptTokens = static_cast<int64_t>(ids.size());
   if (c.promptTokens > settings_.maxPromptTokens)

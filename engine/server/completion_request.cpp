@@ -1,5 +1,7 @@
 #include "completion_request.h"
 
+#include <algorithm>
+
 #include "api_error.h"
 #include "response_format.h"
 
@@ -86,6 +88,26 @@ std::vector<std::string> stopStrings(const Json& body) {
   return stops;
 }
 
+// logit_bias: {"token id": bias} (ids are JSON keys, so strings), biases in [-100, 100]. The
+// ids are checked against the vocabulary at admission (CompletionEndpoint::admitPrompt).
+std::vector<std::pair<int32_t, float>> logitBias(const Json& v) {
+  if (!v.is_object())
+    invalid("logit_bias",
+            "expected an object mapping token ids to biases, not " + std::string(v.type_name()));
+  std::vector<std::pair<int32_t, float>> biases;
+  for (const auto& [key, value] : v.items()) {
+    const bool digits =
+        !key.empty() && key.size() <= 9 &&
+        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) invalid("logit_bias", "keys are token ids such as \"123\", not \"" + key + "\"");
+    if (!value.is_number() || value.get<double>() < -100.0 || value.get<double>() > 100.0)
+      invalid("logit_bias",
+              "token " + key + ": expected a bias in [-100, 100], not " + value.dump());
+    biases.emplace_back(std::stoi(key), value.get<float>());
+  }
+  return biases;
+}
+
 // OpenAI's own limit on n.
 constexpr int64_t kMaxChoices = 128;
 
@@ -103,6 +125,7 @@ void parseCommon(const Json& body, const ServerSettings& settings, uint64_t seed
   p.presencePenalty = static_cast<float>(number(body, "presence_penalty", 0.0, -2.0, 2.0));
   p.frequencyPenalty = static_cast<float>(number(body, "frequency_penalty", 0.0, -2.0, 2.0));
   p.repetitionPenalty = static_cast<float>(number(body, "repetition_penalty", 1.0, 1e-3, 100.0));
+  if (const Json* bias = field(body, "logit_bias")) p.logitBias = logitBias(*bias);
   const Json* seedField = field(body, "seed");
   p.seed = seedField ? static_cast<uint64_t>(integer(body, "seed", 0, INT64_MIN, INT64_MAX)) : seed;
 

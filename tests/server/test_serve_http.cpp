@@ -386,6 +386,10 @@ class TestServeHttp : public QObject {
                                  << quoted("{'model': 'strata-tiny', 'prompt': {'text': 'x'}}")
                                  << 400 << "prompt";
     const QByteArray completions = "/v1/completions";
+    QTest::newRow("logit_bias outside the vocabulary")
+        << QByteArray("POST") << chat
+        << quoted("{'model': 'strata-tiny', 'logit_bias': {'3072': -100}, " + messages + "}") << 400
+        << "logit_bias";
     QTest::newRow("n beyond slots and queue")
         << QByteArray("POST") << chat
         << quoted("{'model': 'strata-tiny', 'n': 7, " + messages + "}") << 400 << "n";

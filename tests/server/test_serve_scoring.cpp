@@ -1,7 +1,7 @@
 // strata-cli serve scoring text and answering with several choices on /v1/completions and
 // /v1/chat/completions: echo with prompt log probabilities (as evaluation harnesses use it),
-// token-id prompts, batches of prompts and n replies per prompt, streamed or not. Bad requests for
-// these fields are rows of test_serve_http's badRequests.
+// token-id prompts, batches of prompts and n replies per prompt (streamed or not), logit_bias. Bad
+// requests for these fields are rows of test_serve_http's badRequests.
 #include <QJsonArray>
 #include <QtTest>
 #include <cmath>
@@ -256,6 +256,57 @@ class TestServeScoring : public QObject {
                                   .json();
     QCOMPARE(four[2].toObject().value("text"),
              third.value("choices").toArray()[0].toObject().value("text"));
+  }
+
+  // logit_bias: -100 on the greedy token makes the runner-up (by the model's own unbiased
+  // numbers, which logprobs report) the choice; +100 on a token makes it every choice.
+  void logitBias() {
+    const QString model = QString(STRATA_RESOURCES_DIR) + "/models/strata-tiny";
+    const CliRun head = runCli({"tokenize", "--tokenizer", model + "/tokenizer.json", "--text",
+                                "The capital of France is"});
+    QCOMPARE(head.exitCode, 0);
+    const QStringList ids = head.text().trimmed().mid(5).split(' ');  // "ids: a b c"
+    const CliRun greedy = runCli({"generate", "--model", model, "--tokens", ids.join(','),
+                                  "--max-new", "1", "--greedy", "--threads", "1"});
+    QCOMPARE(greedy.exitCode, 0);
+    const QString best = greedy.text().trimmed().mid(5);
+    QJsonArray tokenPrompt;
+    for (const QString& id : ids) tokenPrompt.append(id.toInt());
+    QJsonObject request{{"model", "strata-tiny"},
+                        {"prompt", tokenPrompt},
+                        {"max_tokens", 1},
+                        {"temperature", 0},
+                        {"logprobs", 2}};
+    auto logprobsWith = [&](const QJsonObject& bias) {
+      QJsonObject r = request;
+      if (!bias.isEmpty()) r["logit_bias"] = bias;
+      const HttpResponse response = postJson(server_.port, "/v1/completions", r);
+      return response.json().value("choices").toArray()[0].toObject().value("logprobs").toObject();
+    };
+    const QJsonObject plain = logprobsWith({});
+    const QString plainToken = plain.value("tokens").toArray()[0].toString();
+    const QJsonObject top = plain.value("top_logprobs").toArray()[0].toObject();
+    QCOMPARE(top.size(), 2);
+    const QJsonObject banned = logprobsWith({{best, -100}});
+    const QString chosen = banned.value("tokens").toArray()[0].toString();
+    QVERIFY2(chosen != plainToken, qPrintable(chosen));
+    QVERIFY2(top.contains(chosen), qPrintable(chosen));  // the runner-up
+    // The reported numbers stay the model's own (unbiased); a slot that reused a cached prefix
+    // may differ in the last bits.
+    const QJsonObject bannedTop = banned.value("top_logprobs").toArray()[0].toObject();
+    QCOMPARE(bannedTop.keys(), top.keys());
+    for (const QString& token : top.keys())
+      QVERIFY(std::abs(bannedTop.value(token).toDouble() - top.value(token).toDouble()) < 1e-4);
+
+    // +100 on the prompt's first token: chosen every time.
+    const CliRun spelled =
+        runCli({"detokenize", "--tokenizer", model + "/tokenizer.json", "--ids", ids[0]});
+    QCOMPARE(spelled.exitCode, 0);
+    request["max_tokens"] = 3;
+    request["ignore_eos"] = true;
+    const QJsonArray forced = logprobsWith({{ids[0], 100}}).value("tokens").toArray();
+    QCOMPARE(forced.size(), 3);
+    for (const QJsonValue& t : forced) QCOMPARE(t.toString(), spelled.text());
   }
 
   // Streamed, several choices interleave their chunks, each naming its index: every index's

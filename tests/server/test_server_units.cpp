@@ -64,7 +64,10 @@ class TestServerUnits : public QObject {
     body["user"] = "ignored";
     body["logprobs"] = true;
     body["top_logprobs"] = 4;
+    body["logit_bias"] = {{"12", -100}, {"7", 2.5}};
     const auto r = strata::server::parseChatCompletionRequest(body, settings(), 7);
+    using Bias = std::vector<std::pair<int32_t, float>>;
+    QCOMPARE(r.generate.sampling.logitBias, (Bias{{12, -100.0f}, {7, 2.5f}}));
     QCOMPARE(r.generate.topLogprobs, 4);
     QCOMPARE(r.generate.sampling.temperature, 0.5f);
     QCOMPARE(r.generate.sampling.topP, 0.9f);
@@ -120,6 +123,16 @@ class TestServerUnits : public QObject {
     QTest::newRow("max_tokens huge")
         << R"({"max_tokens": 18446744073709551615})" << 400 << "max_tokens"
         << "integer";
+    QTest::newRow("logit_bias type") << R"({"logit_bias": [1]})" << 400 << "logit_bias"
+                                     << "object";
+    QTest::newRow("logit_bias key") << R"({"logit_bias": {"Paris": 5}})" << 400 << "logit_bias"
+                                    << "\"Paris\"";
+    QTest::newRow("logit_bias negative id") << R"({"logit_bias": {"-3": 5}})" << 400 << "logit_bias"
+                                            << "\"-3\"";
+    QTest::newRow("logit_bias range") << R"({"logit_bias": {"12": 101}})" << 400 << "logit_bias"
+                                      << "token 12";
+    QTest::newRow("logit_bias value") << R"({"logit_bias": {"12": "ban"}})" << 400 << "logit_bias"
+                                      << "[-100, 100]";
     QTest::newRow("stop item") << R"({"stop": ["a", 1]})" << 400 << "stop[1]"
                                << "string";
     QTest::newRow("stop empty") << R"({"stop": ""})" << 400 << "stop"

@@ -2,8 +2,9 @@
 // Choosing the next token from logits, and stopping generation at stop strings or eos ids.
 //
 // Order of operations in Sampler::sample (the order vLLM and Hugging Face transformers use):
-//   1. penalties over `history`: repetition (divide positive logits, multiply negative ones,
-//      once per distinct token), then frequency (count x penalty) and presence (penalty once);
+//   1. the logit bias, then penalties over `history`: repetition (divide positive logits,
+//      multiply negative ones, once per distinct token), then frequency (count x penalty) and
+//      presence (penalty once);
 //   2. temperature 0: the argmax of the penalized logits (lowest index on ties) - nothing else;
 //   3. temperature: logits / T;
 //   4. top-k, 5. top-p, 6. min-p, each on what the previous step kept;
@@ -25,6 +26,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "strata/error.h"
@@ -40,6 +42,10 @@ struct SamplingParams {
   float presencePenalty = 0.0f;    // [-2, 2] as in the OpenAI API; 0 = off
   float frequencyPenalty = 0.0f;   // [-2, 2] as in the OpenAI API; 0 = off
   uint64_t seed = 0;
+  // (token id, bias in [-100, 100]) added to that token's logit before everything else (the
+  // OpenAI API's logit_bias: -100 all but bans a token, +100 all but forces it). Ids must be in
+  // the vocabulary; a repeated id adds up.
+  std::vector<std::pair<int32_t, float>> logitBias;
 };
 
 // Throws strata::Error naming the first parameter out of range and the allowed range.
@@ -71,7 +77,7 @@ class Sampler {
   int32_t verifyDraft(std::span<const float> logits, std::span<const int32_t> history,
                       int32_t draft, std::span<const TokenProbability> q, bool& accepted);
 
-  // Step 1 alone, in place: the logits the rest of the chain sees.
+  // Step 1 alone, in place (logit bias, then penalties): the logits the rest of the chain sees.
   void applyPenalties(std::span<float> logits, std::span<const int32_t> history);
 
   const SamplingParams& params() const { return params_; }

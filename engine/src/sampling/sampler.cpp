@@ -1,4 +1,5 @@
-// Sampler: penalties -> temperature -> top-k -> top-p -> min-p -> draw (see strata/sampling.h).
+// Sampler: logit bias and penalties -> temperature -> top-k -> top-p -> min-p -> draw (see
+// strata/sampling.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -35,6 +36,11 @@ void validateSamplingParams(const SamplingParams& p) {
           "in [-2, 2] (0 means off)", p.presencePenalty);
   require(p.frequencyPenalty >= -2.0f && p.frequencyPenalty <= 2.0f, "frequency_penalty",
           "in [-2, 2] (0 means off)", p.frequencyPenalty);
+  for (const auto& [id, bias] : p.logitBias) {
+    require(id >= 0, "logit_bias", "token ids >= 0", id);
+    require(std::isfinite(bias) && bias >= -100.0f && bias <= 100.0f, "logit_bias",
+            "biases in [-100, 100]", bias);
+  }
 }
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {
@@ -42,6 +48,12 @@ Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.se
 }
 
 void Sampler::applyPenalties(std::span<float> logits, std::span<const int32_t> history) {
+  for (const auto& [id, bias] : params_.logitBias) {
+    if (static_cast<size_t>(id) >= logits.size())
+      throw Error("sampling: logit_bias names token " + std::to_string(id) +
+                  ", outside the vocabulary of " + std::to_string(logits.size()));
+    logits[static_cast<size_t>(id)] += bias;
+  }
   const bool repetition = params_.repetitionPenalty != 1.0f;
   if (!repetition && params_.presencePenalty == 0.0f && params_.frequencyPenalty == 0.0f) return;
   if (counts_.size() < logits.size()) counts_.resize(logits.size(), 0);
