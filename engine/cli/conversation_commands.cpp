@@ -2,13 +2,14 @@
 // thinking and the speed line go to stderr, so scripts can take stdout as the answer.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
-#include <filesystem>
-#include <optional>
-#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "io/durable_file.h"
@@ -29,9 +30,10 @@ struct ConversationSetup {
 };
 
 const std::vector<std::string> kConversationOptions = {
-    "model", "system", "max-new", "temperature", "top-p", "top-k", "min-p", "repeat-penalty",
-    "seed", "no-think", "threads", "precision", "ram-gb", "io", "kv-precision",
-    "grammar", "json-schema", "speculate", "mtp-depth", "mtp-min-prob"};
+    "model",     "system",         "max-new",     "temperature",  "top-p",    "top-k",
+    "min-p",     "repeat-penalty", "logit-bias",  "seed",         "no-think", "threads",
+    "precision", "ram-gb",         "io",          "kv-precision", "grammar",  "json-schema",
+    "speculate", "mtp-depth",      "mtp-min-prob"};
 
 // --grammar FILE (GBNF) or --json-schema FILE: every reply must follow it. Read before the
 // model opens, so a bad file fails at once, its message naming the file.
@@ -51,6 +53,31 @@ std::shared_ptr<const Grammar> grammarOption(const Args& args) {
 
 float parseFloat(const std::string& text, const std::string& what) {
   return static_cast<float>(parseDouble(text, what));
+}
+
+// --logit-bias ID=BIAS[,ID=BIAS...]: added to those tokens' logits (-100 bans, +100 forces).
+std::vector<std::pair<int32_t, float>> logitBiasOption(const Args& args, int vocabSize) {
+  std::vector<std::pair<int32_t, float>> biases;
+  if (!args.has("logit-bias")) return biases;
+  const std::string text = args.require("logit-bias");
+  for (size_t start = 0; start <= text.size();) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    const size_t equals = item.find('=');
+    if (equals == std::string::npos)
+      throw UsageError("--logit-bias: '" + item + "' is not ID=BIAS");
+    const int id = parseInt(item.substr(0, equals), "--logit-bias");
+    if (id < 0 || id >= vocabSize)
+      throw UsageError("--logit-bias: token " + std::to_string(id) +
+                       " is not in the model's vocabulary of " + std::to_string(vocabSize));
+    const float bias = parseFloat(item.substr(equals + 1), "--logit-bias");
+    if (bias < -100.0f || bias > 100.0f)
+      throw UsageError("--logit-bias: token " + std::to_string(id) +
+                       ": the bias must be in [-100, 100]");
+    biases.emplace_back(id, bias);
+    start = comma + 1;
+  }
+  return biases;
 }
 
 ConversationSetup setUp(const Args& args) {
@@ -77,6 +104,7 @@ ConversationSetup setUp(const Args& args) {
   p.minP = parseFloat(args.get("min-p", "0"), "--min-p");
   p.repetitionPenalty = parseFloat(args.get("repeat-penalty", "1"), "--repeat-penalty");
   p.seed = static_cast<uint64_t>(parseInt(args.get("seed", "0"), "--seed"));
+  p.logitBias = logitBiasOption(args, s.engine->info().vocabSize);
   validateSamplingParams(p);
   s.generate.maxNewTokens = parseInt(args.get("max-new", "512"), "--max-new");
   s.chat.addGenerationPrompt = true;

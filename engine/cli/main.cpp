@@ -28,7 +28,8 @@ const std::vector<Command>& commands() {
       {"run", {"no-think"}, strata::cli::runRun,
        R"(run       --model DIR --prompt TEXT [--system TEXT] [--no-think] [--max-new N]
             [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R]
-            [--seed S] [--threads N] [--precision f32|native] [--ram-gb X]
+            [--logit-bias ID=BIAS,...] [--seed S] [--threads N] [--precision f32|native]
+            [--ram-gb X]
             [--io direct|buffered|uring] [--kv-precision f32|bf16|f16]
             [--grammar FILE.gbnf | --json-schema FILE.json]
             [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P]

@@ -79,6 +79,27 @@ class TestConversationCli : public QObject {
     QVERIFY(a.out + a.err.section('[', 0, 0).toUtf8() != c.out + c.err.section('[', 0, 0).toUtf8());
   }
 
+  // --logit-bias: +100 on a token makes it every greedy choice; bad values are usage errors.
+  void logitBiasSteersTheAnswer() {
+    const CliRun a =
+        runCli({"tokenize", "--tokenizer", model() + "/tokenizer.json", "--text", "a"});
+    QVERIFY2(a.exitCode == 0, qPrintable(a.err));
+    const QString id = idsAfter(a.out);
+    QVERIFY2(!id.contains(' '), qPrintable(id));  // one token
+    const QStringList args = {
+        "run",        "--model",       model(), "--prompt",  "What is the capital of France?",
+        "--no-think", "--temperature", "0",     "--max-new", "4"};
+    const CliRun plain = runCli(args);
+    const CliRun forced = runCli(args + QStringList{"--logit-bias", id + "=100"});
+    QVERIFY2(forced.exitCode == 0, qPrintable(forced.err));
+    QCOMPARE(forced.out, QByteArray("aaaa\n"));
+    QVERIFY(plain.out != forced.out);
+    for (const QString& bad : QStringList{id + "=101", "x=1", id, "99999=1"}) {
+      const CliRun r = runCli(args + QStringList{"--logit-bias", bad});
+      QVERIFY2(r.exitCode != 0 && r.err.contains("--logit-bias"), qPrintable(bad + ": " + r.err));
+    }
+  }
+
   void secondChatTurnReusesTheCache() {
     const CliRun r = runCli({"chat", "--model", model(), "--no-think", "--temperature", "0", "--max-new", "6"},
                          "Hello there\nAnd again\n");
