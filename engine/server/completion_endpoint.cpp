@@ -121,6 +121,19 @@ Json finishedResponse(const std::vector<AdmittedCompletion>& jobs, Scheduler& sc
 
 }  // namespace
 
+std::string renderChatPrompt(const Engine& engine, CompletionRequest& parsed) {
+  parsed.enableThinking =
+      thinkBeforeGrammar(engine.tokenizer(), parsed.enableThinking, parsed.generate);
+  ChatOptions options;
+  options.addGenerationPrompt = true;
+  options.enableThinking = parsed.enableThinking;
+  try {
+    return renderGlmChat(parsed.messages, parsed.tools, options);
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "messages", "invalid_value");
+  }
+}
+
 CompletionEndpoint::CompletionEndpoint(const Engine& engine, const ServerSettings& settings,
                                        Scheduler& scheduler)
     : engine_(engine), settings_(settings), scheduler_(scheduler), seeds_(std::random_device{}()) {}
@@ -184,18 +197,7 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
   CompletionRequest parsed = chat ? parseChatCompletionRequest(body, settings_, freshSeed())
                                   : parseCompletionRequest(body, settings_, freshSeed());
   std::vector<PromptInput> prompts = parsed.prompts;
-  if (chat) {
-    parsed.enableThinking =
-        thinkBeforeGrammar(engine_.tokenizer(), parsed.enableThinking, parsed.generate);
-    ChatOptions options;
-    options.addGenerationPrompt = true;
-    options.enableThinking = parsed.enableThinking;
-    try {
-      prompts = {{renderGlmChat(parsed.messages, parsed.tools, options), {}}};
-    } catch (const Error& e) {
-      throw ApiError(400, e.what(), "messages", "invalid_value");
-    }
-  }
+  if (chat) prompts = {{renderChatPrompt(engine_, parsed), {}}};
   // A job per reply: n for each prompt of a batch.
   const size_t replies = prompts.size() * static_cast<size_t>(parsed.choicesPerPrompt);
   const Scheduler::Load capacity = scheduler_.load();

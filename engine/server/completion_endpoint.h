@@ -19,6 +19,10 @@ struct Response;
 
 namespace strata::server {
 
+// The prompt text a chat request renders to, its thinking first settled against its grammar
+// (what the chat endpoint generates from; /tokenize counts the same).
+std::string renderChatPrompt(const Engine& engine, CompletionRequest& parsed);
+
 class CompletionEndpoint {
  public:
   CompletionEndpoint(const Engine& engine, const ServerSettings& settings, Scheduler& scheduler);

@@ -9,6 +9,7 @@
 #include "completion_endpoint.h"
 #include "openai_json.h"
 #include "scheduler.h"
+#include "token_endpoints.h"
 
 namespace strata::server {
 namespace {
@@ -17,11 +18,17 @@ using Json = nlohmann::ordered_json;
 
 void respondJson(httplib::Response& response, int status, const Json& body) {
   response.status = status;
-  response.set_content(body.dump(), "application/json");
+  response.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace),
+                       "application/json");
 }
 
 void respondError(httplib::Response& response, const ApiError& e) {
   respondJson(response, e.status(), e.toJson());
+}
+
+// The key guards the API and the tokenizer endpoints; /health stays open for monitors.
+bool needsKey(const std::string& path) {
+  return path.rfind("/v1/", 0) == 0 || path == "/tokenize" || path == "/detokenize";
 }
 
 }  // namespace
@@ -80,7 +87,7 @@ void OpenAiServer::Impl::route() {
 
   http.set_pre_routing_handler([this](const httplib::Request& request,
                                       httplib::Response& response) {
-    if (request.method == "OPTIONS" || request.path.rfind("/v1/", 0) != 0 || authorized(request))
+    if (request.method == "OPTIONS" || !needsKey(request.path) || authorized(request))
       return httplib::Server::HandlerResponse::Unhandled;
     response.set_header("WWW-Authenticate", "Bearer");
     respondError(response,
@@ -122,7 +129,8 @@ void OpenAiServer::Impl::route() {
       });
 
   if (settings.cors)
-    http.Options(R"(/v1/.*)", [](const httplib::Request&, httplib::Response& response) {
+    http.Options(R"(/v1/.*|/tokenize|/detokenize)", [](const httplib::Request&,
+                                                       httplib::Response& response) {
       response.status = 204;
       response.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
       response.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
@@ -160,6 +168,19 @@ void OpenAiServer::Impl::route() {
             [this](const httplib::Request& request, httplib::Response& response) {
               completions.handle(request, response, /*chat=*/false);
             });
+  auto tokens = [this](auto answer) {
+    return [this, answer](const httplib::Request& request, httplib::Response& response) {
+      try {
+        respondJson(response, 200, answer(parseJsonBody(request.body)));
+      } catch (const ApiError& e) {
+        respondError(response, e);
+      }
+    };
+  };
+  http.Post("/tokenize",
+            tokens([this](const Json& body) { return tokenizeJson(engine, settings, body); }));
+  http.Post("/detokenize",
+            tokens([this](const Json& body) { return detokenizeJson(engine, body); }));
 }
 
 OpenAiServer::OpenAiServer(Engine& engine, ServerSettings settings)

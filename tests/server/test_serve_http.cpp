@@ -465,6 +465,12 @@ class TestServeHttp : public QObject {
             .status,
         200);
     QCOMPARE(httpRequest(secured.port, "GET", "/health").status, 200);  // probes need no key
+    // The tokenizer endpoints are guarded too.
+    QCOMPARE(postJson(secured.port, "/tokenize", {{"content", "Hi"}}).status, 401);
+    QCOMPARE(postJson(secured.port, "/tokenize", {{"content", "Hi"}},
+                      {"Authorization: Bearer s3cret-key"})
+                 .status,
+             200);
     QCOMPARE(secured.stop(), 0);
   }
 

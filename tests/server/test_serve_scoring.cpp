@@ -387,7 +387,14 @@ class TestServeScoring : public QObject {
       QCOMPARE(texts[i], c.value("text").toString());
       QCOMPARE(finish[i], c.value("finish_reason").toString());
       QCOMPARE(tokens[i], c.value("logprobs").toObject().value("tokens").toArray());
-      QCOMPARE(values[i], c.value("logprobs").toObject().value("token_logprobs").toArray());
+      // Log probabilities to float noise: a slot that reused a cached prefix computes the same
+      // numbers in another order.
+      const QJsonArray whole = c.value("logprobs").toObject().value("token_logprobs").toArray();
+      QCOMPARE(values[i].size(), whole.size());
+      for (qsizetype k = 0; k < whole.size(); ++k) {
+        QCOMPARE(values[i][k].isNull(), whole[k].isNull());
+        QVERIFY(std::abs(values[i][k].toDouble() - whole[k].toDouble()) < 1e-4);
+      }
     }
     QVERIFY(texts[0].startsWith("Paris is") && texts[3].startsWith("Kenya is"));
   }
