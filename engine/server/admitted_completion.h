@@ -3,10 +3,12 @@
 // non-streaming responses both need.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "api_error.h"
 #include "completion_request.h"
 #include "job.h"
 #include "openai_json.h"
@@ -25,6 +27,21 @@ struct AdmittedCompletion {
   std::string echoedPrompt;    // echo: the prompt's text, ahead of the reply's
   int choice = 0;  // its index among the response's choices
 };
+
+// What a finished job's failure answers: the engine's error (500), a cancel at or past the
+// request's deadline (504), any other cancel (503: the server is shutting down). None when it
+// finished.
+inline std::optional<ApiError> jobFailure(const AdmittedCompletion& c, const Job::Progress& p) {
+  if (!p.error.empty())
+    return ApiError(500, "generation failed: " + p.error, "", "generation_failed");
+  if (p.result->finishReason != "cancelled") return std::nullopt;
+  if (Job::Clock::now() >= c.deadline)
+    return ApiError(504,
+                    "the request took longer than the server's timeout of " +
+                        std::to_string(c.timeoutSeconds) + " s",
+                    "", "timeout");
+  return ApiError(503, "the server is shutting down", "", "shutting_down");
+}
 
 // How many leading tokens a choice's "logprobs" took, and the bytes of their text.
 struct TakenTokens {

@@ -55,16 +55,7 @@ std::vector<GenerateResult> finishedResults(const std::vector<AdmittedCompletion
   if (clientGone) throw ApiError(499, "the client closed the connection", "", "client_closed");
   std::vector<GenerateResult> results;
   for (const Job::Progress& p : progress) {
-    if (!p.error.empty())
-      throw ApiError(500, "generation failed: " + p.error, "", "generation_failed");
-    if (p.result->finishReason == "cancelled") {
-      if (timedOut)
-        throw ApiError(504,
-                       "the request took longer than the server's timeout of " +
-                           std::to_string(first.timeoutSeconds) + " s",
-                       "", "timeout");
-      throw ApiError(503, "the server is shutting down", "", "shutting_down");
-    }
+    if (std::optional<ApiError> failure = jobFailure(first, p)) throw *failure;
     results.push_back(*p.result);
   }
   return results;
@@ -171,12 +162,6 @@ AdmittedCompletion CompletionEndpoint::admitPrompt(const CompletionRequest& requ
                      "prompt: token " + std::to_string(id) +
                          " is not in the model's vocabulary of " + std::to_string(vocab),
                      field, "invalid_value");
-  for (const auto& [id, bias] : request.generate.sampling.logitBias)
-    if (id >= vocab)
-      throw ApiError(400,
-                     "logit_bias: token " + std::to_string(id) +
-                         " is not in the model's vocabulary of " + std::to_string(vocab),
-                     "logit_bias", "invalid_value");
   if (request.echo) c.echoedPrompt = prompt.ids.empty() ? prompt.text : tokenizer->decode(ids);
   c.promptTokens = static_cast<int64_t>(ids.size());
   if (c.promptTokens > settings_.maxPromptTokens)
@@ -198,6 +183,13 @@ void CompletionEndpoint::admitAndRespond(const httplib::Request& request,
                                   : parseCompletionRequest(body, settings_, freshSeed());
   std::vector<PromptInput> prompts = parsed.prompts;
   if (chat) prompts = {{renderChatPrompt(engine_, parsed), {}}};
+  const int vocab = engine_.info().vocabSize;
+  for (const auto& [id, bias] : parsed.generate.sampling.logitBias)
+    if (id >= vocab)
+      throw ApiError(400,
+                     "logit_bias: token " + std::to_string(id) +
+                         " is not in the model's vocabulary of " + std::to_string(vocab),
+                     "logit_bias", "invalid_value");
   // A job per reply: n for each prompt of a batch.
   const size_t replies = prompts.size() * static_cast<size_t>(parsed.choicesPerPrompt);
   const Scheduler::Load capacity = scheduler_.load();

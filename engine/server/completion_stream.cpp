@@ -50,18 +50,8 @@ bool CompletionStream::send(httplib::DataSink& sink, const ChoiceStream::Events&
   return true;
 }
 
-std::optional<Json> CompletionStream::failure(const Job::Progress& p) const {
-  const AdmittedCompletion& c = choices_.front().completion();  // all share the deadline
-  if (!p.error.empty())
-    return ApiError(500, "generation failed: " + p.error, "", "generation_failed").toJson();
-  if (p.result->finishReason != "cancelled") return std::nullopt;
-  if (Job::Clock::now() >= c.deadline)
-    return ApiError(504,
-                    "the request took longer than the server's timeout of " +
-                        std::to_string(c.timeoutSeconds) + " s",
-                    "", "timeout")
-        .toJson();
-  return ApiError(503, "the server is shutting down", "", "shutting_down").toJson();
+bool CompletionStream::allEnded() const {
+  return std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; });
 }
 
 bool CompletionStream::sendProgress(httplib::DataSink& sink, bool& reported) {
@@ -73,18 +63,18 @@ bool CompletionStream::sendProgress(httplib::DataSink& sink, bool& reported) {
     reported = reported || !events.empty() || p.done;
     if (!send(sink, events)) return false;
     if (!p.done) continue;
-    if (const std::optional<Json> error = failure(p)) {
+    if (const std::optional<ApiError> error = jobFailure(choices_[i].completion(), p)) {
       // The stream is already 200: the error travels as an event, as OpenAI's own streams do.
       cancelAll();
       std::fill(ended_.begin(), ended_.end(), true);
-      write(sink, "data: " + dumpJson(*error) + "\n\n");
+      write(sink, "data: " + dumpJson(error->toJson()) + "\n\n");
       sink.done();
       return true;
     }
     ended_[i] = true;
     completionTokens_ += static_cast<int64_t>(p.result->tokens.size());
     if (!send(sink, choices_[i].end(*p.result))) return false;
-    if (std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; })) return finish(sink);
+    if (allEnded()) return finish(sink);
   }
   return true;
 }
@@ -107,7 +97,7 @@ bool CompletionStream::finish(httplib::DataSink& sink) {
 }
 
 bool CompletionStream::provide(httplib::DataSink& sink) {
-  if (std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; })) return false;
+  if (allEnded()) return false;
   if (!opened_) {
     opened_ = true;
     for (ChoiceStream& c : choices_)
@@ -128,7 +118,7 @@ bool CompletionStream::provide(httplib::DataSink& sink) {
     signal_->waitPast(seen, until);
     if (!sendProgress(sink, reported)) return false;
   }
-  if (std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; })) return true;
+  if (allEnded()) return true;
   if (!reported && client_ && client_->closed()) {
     cancelAll();  // left while queued or prefilling: nothing was written to fail
     return false;

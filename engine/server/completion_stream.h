@@ -42,8 +42,7 @@ class CompletionStream {
   bool send(httplib::DataSink& sink, const ChoiceStream::Events& events);
   // Sends what every choice's job reported; `reported`: whether any had something.
   bool sendProgress(httplib::DataSink& sink, bool& reported);
-  // A finished job's failure (error, timeout, shutdown) as the error event that ends the stream.
-  std::optional<nlohmann::ordered_json> failure(const Job::Progress& p) const;
+  bool allEnded() const;
   bool finish(httplib::DataSink& sink);
 
   std::vector<ChoiceStream> choices_;
