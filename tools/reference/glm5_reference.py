@@ -428,10 +428,17 @@ class TrainingTaps:
       * every layer with an indexer runs it even with dsa=False (the dense warm-up) and
         appends its KL divergence to the main attention (indexer_distillation_kl);
       * every MoE layer records which experts each token was routed to (for the
-        aux-loss-free balancing of e_score_correction_bias)."""
+        aux-loss-free balancing of e_score_correction_bias);
+      * with copy_targets, each head named in copy_heads adds copy_attention_loss
+        (attention supervision of an induction head, train.py --copy-heads), and each head
+        in previous_token_heads the same loss towards the key just before the query."""
     query_mask: torch.Tensor  # [B, S] bool: real (non-padding) positions
     indexer_kl: list = field(default_factory=list)  # scalar per layer with an indexer
     expert_ids: dict = field(default_factory=dict)  # layer -> [B, S, num_experts_per_tok]
+    copy_targets: torch.Tensor | None = None  # [B, S, T] bool: keys a copying head should read
+    copy_heads: dict = field(default_factory=dict)  # layer -> list of head indices
+    previous_token_heads: dict = field(default_factory=dict)  # layer -> heads taught to read p-1
+    copy_losses: list = field(default_factory=list)  # scalar per supervised head
 
 
 def indexer_distillation_kl(index_scores, attn_probs, allowed, query_mask):
@@ -447,6 +454,16 @@ def indexer_distillation_kl(index_scores, attn_probs, allowed, query_mask):
     kl = (target * (log_p - log_q)).masked_fill(~allowed, 0.0).sum(-1)  # [B, S]
     mask = query_mask.to(kl.dtype)
     return (kl * mask).sum() / mask.sum().clamp_min(1.0)
+
+
+def copy_attention_loss(head_probs, targets, query_mask):
+    """Attention supervision for one head: -log of the attention mass it puts on the target
+    keys, averaged over the real queries that have any target. head_probs [B, S, T]."""
+    rows = targets.any(-1) & query_mask
+    if not bool(rows.any()):
+        return head_probs.sum() * 0.0
+    mass = (head_probs * targets.to(head_probs.dtype)).sum(-1)
+    return -torch.log(mass[rows].clamp_min(1e-9)).mean()
 
 
 # =====================================================================================
@@ -618,6 +635,12 @@ class Glm5Model:
         o = torch.einsum("bhst,bthd->bshd", probs, cache.values).reshape(B, S, nh * dv)
         if taps is not None and index_scores is not None:
             taps.indexer_kl.append(indexer_distillation_kl(index_scores, probs, allowed, taps.query_mask))
+        if taps is not None and taps.copy_targets is not None:
+            for h in taps.copy_heads.get(i, []):
+                taps.copy_losses.append(copy_attention_loss(probs[:, h], taps.copy_targets, taps.query_mask))
+            previous = (key_positions[None, :] == positions[:, None] - 1).expand(B, S, cache.length)
+            for h in taps.previous_token_heads.get(i, []):
+                taps.copy_losses.append(copy_attention_loss(probs[:, h], previous, taps.query_mask))
         # 8. output projection (input index = v_head_dim * h + j)
         return linear(o, self.w(p + "o_proj.weight")), allowed
 

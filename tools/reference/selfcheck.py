@@ -390,6 +390,32 @@ def check_training_taps():
             assert kl_zero != is_indexer, f"KL gradient on {name}: {not kl_zero}"
 
 
+def check_copy_attention_supervision():
+    """A supervised head's loss is -log of its attention mass on the targets: 0 when every
+    visible key is a target; the same number for copy targets "the key before the query" as
+    for the same head taught as a previous-token head; dense and no target -> no loss."""
+    base = tiny_model(index_topk=64)
+    model = ref.Glm5Model(base.cfg, base.weights, expert_dispatch="grouped")
+    tokens = torch.tensor([prompt_tokens(12)])
+    S = tokens.shape[1]
+    everything = torch.ones(1, S, S, dtype=torch.bool).tril()
+    previous = torch.ones(1, S, S, dtype=torch.bool).tril(-1) & ~torch.ones(1, S, S, dtype=torch.bool).tril(-2)
+    valid = torch.ones(1, S, dtype=torch.bool)
+    taps = ref.TrainingTaps(query_mask=valid, copy_targets=everything, copy_heads={2: [1]})
+    model.forward(tokens, ref.ModelCache(model.cfg), dsa=False, taps=taps)
+    assert len(taps.copy_losses) == 1 and abs(float(taps.copy_losses[0])) < 1e-9
+    taps = ref.TrainingTaps(query_mask=valid, copy_targets=previous, copy_heads={2: [1]},
+                            previous_token_heads={2: [1], 3: [0]})
+    model.forward(tokens, ref.ModelCache(model.cfg), dsa=False, taps=taps)
+    assert len(taps.copy_losses) == 3
+    as_copy, as_previous, other = (float(v) for v in taps.copy_losses)
+    assert as_copy > 0.1 and abs(as_copy - as_previous) < 1e-12 and abs(other - as_copy) > 1e-6
+    taps = ref.TrainingTaps(query_mask=valid, copy_targets=torch.zeros(1, S, S, dtype=torch.bool),
+                            copy_heads={2: [1]})
+    model.forward(tokens, ref.ModelCache(model.cfg), dsa=False, taps=taps)
+    assert float(taps.copy_losses[0]) == 0.0
+
+
 def check_missing_tensor_rejected():
     config = base_config()
     raw = build_checkpoint(config, 1, "bf16")
@@ -407,7 +433,8 @@ CHECKS = [check_e4m3_codec, check_bf16, check_safetensors_roundtrip, check_fp8_b
           check_router_by_hand, check_norms, check_dsa_equals_dense_when_topk_covers_everything,
           check_incremental_equals_full, check_shared_layers_skip_the_indexer,
           check_absorbed_mla_equals_expanded, check_batched_grouped_equals_reference,
-          check_vectorized_topk_rule, check_training_taps, check_missing_tensor_rejected]
+          check_vectorized_topk_rule, check_training_taps, check_copy_attention_supervision,
+          check_missing_tensor_rejected]
 
 
 def main() -> int:

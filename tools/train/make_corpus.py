@@ -236,6 +236,12 @@ class ListStyle:
     bullets: bool = False
     values: tuple = (100, 999)
 
+    def draw_value(self, rng: random.Random) -> int:
+        """A value uniform over `values`, drawn as one of 100-999 and scaled, so that the random
+        stream (and every other row of the corpus and held-out set) does not depend on the range."""
+        lo, hi = self.values
+        return lo + (rng.randint(100, 999) - 100) * (hi - lo + 1) // 900
+
 
 def list_line(key: str, value, style: ListStyle) -> str:
     return f"- {key}: {value}" if style.bullets else f"{key}: {value}"
@@ -251,7 +257,7 @@ def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, r
     short = short_lists > 0 and not want_eval and rng.random() < short_lists
     n = rng.randint(2, 19) if short else rng.randint(20, 40)
     keys = rng.sample(EVAL_KEYS if want_eval else TRAIN_KEYS, n)
-    values = [rng.randint(*style.values) for _ in keys]
+    values = [style.draw_value(rng) for _ in keys]
     target = rng.randrange(n)
     lines = "\n".join(list_line(k, v, style) for k, v in zip(keys, values))
     question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(LOOKUP_QUESTIONS).format(k=keys[target])}"
@@ -284,7 +290,7 @@ def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0
         lines = "\n".join(list_line(k, v, style) for k, v in zip(keys, values))
         question = f"{rng.choice(LOOKUP_HEADERS)}\n{lines}\n{rng.choice(DRILL_REVERSE_QUESTIONS).format(v=values[t])}"
         return question, keys[t], list_line(keys[t], values[t], style)
-    values = [rng.randint(*style.values) for _ in keys]
+    values = [style.draw_value(rng) for _ in keys]
     m = min(n, rng.choice([1, 1, 2, 3, 4]))
     asked = rng.sample(range(n), m)
     lines = "\n".join(list_line(k, v, style) for k, v in zip(keys, values))
@@ -309,7 +315,7 @@ def repeat_drill_item(rng: random.Random, lines_range: tuple, style: ListStyle =
     builds on and which a lookup row, with one or two copied tokens, trains only faintly."""
     n = rng.randint(*lines_range)
     keys = rng.sample(TRAIN_KEYS, n)
-    lines = "\n".join(list_line(k, rng.randint(*style.values), style) for k in keys)
+    lines = "\n".join(list_line(k, style.draw_value(rng), style) for k in keys)
     return f"{rng.choice(REPEAT_QUESTIONS)}\n{lines}", lines, None
 
 

@@ -207,14 +207,63 @@ def collate(examples, pad_id: int):
             torch.from_numpy(skip_mask))
 
 
+def match_classes(tokenizer_path: str, vocab_size: int) -> torch.Tensor:
+    """[vocab] id of each token's text without its leading space ('Ġ') where that text is a
+    token too, else its own id: a name written after a space in the question and after a
+    quote in the answer (' L' 'e' 'ah' / 'L' 'e' 'ah') then counts as the same context."""
+    with open(tokenizer_path, encoding="utf-8") as f:
+        vocab = json.load(f)["model"]["vocab"]
+    classes = torch.arange(vocab_size)
+    for text, i in vocab.items():
+        if text.startswith("\u0120") and text[1:] in vocab and i < vocab_size:
+            classes[i] = vocab[text[1:]]
+    return classes
+
+
+def copy_targets(tokens: torch.Tensor, next_mask: torch.Tensor, classes: torch.Tensor,
+                 max_match: int = 8) -> torch.Tensor:
+    """Where an induction head should look: [B, S, T] bool, for each completion query p the
+    earlier keys j holding the token that comes next (token j == token p+1) whose preceding
+    tokens match the tokens ending at p the longest (at least one token: j-1 matches p;
+    tokens match when their match_classes do). The target of prompt-lookup decoding, learned
+    as an attention pattern: every copy in the corpus (a looked-up value, a repeated list, a
+    name from the question) has one."""
+    B, S = tokens.shape
+    context = classes[tokens]
+    nxt = torch.full_like(tokens, -1)
+    nxt[:, :-1] = tokens[:, 1:]
+    pos = torch.arange(S)
+    cand = tokens[:, None, :] == nxt[:, :, None]
+    cand &= (pos[:, None] >= pos[None, :]) & (pos[None, :] >= 1)
+    cand &= next_mask[:, :, None]
+    alive = torch.ones_like(cand)
+    length = torch.zeros(cand.shape, dtype=torch.int16)
+    for k in range(max_match):
+        current = torch.full_like(tokens, -2)  # token p-k
+        current[:, k:] = context[:, :S - k]
+        before = torch.full_like(tokens, -3)  # token j-1-k
+        before[:, k + 1:] = context[:, :S - k - 1]
+        alive &= current[:, :, None] == before[:, None, :]
+        length += alive
+    length = length * cand
+    best = length.amax(-1, keepdim=True)
+    return cand & (length == best) & (best >= 1)
+
+
 # ------------------------------------------------------------------------------ one step
 
-def train_step(model: ref.Glm5Model, batch, dense: bool):
+def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None = None,
+               previous_heads: dict | None = None, copy_weight: float = 0.0,
+               classes: torch.Tensor | None = None):
     """Forward + losses. Returns (total loss, metrics, routed expert ids per MoE layer, the
     real-token mask of each of those layers)."""
     tokens, valid, next_mask, skip_mask = batch
     cfg = model.cfg
     taps = ref.TrainingTaps(query_mask=valid)
+    if copy_heads:
+        taps.copy_targets = copy_targets(tokens, next_mask, classes)
+        taps.copy_heads = copy_heads
+        taps.previous_token_heads = previous_heads or {}
     hidden, logits = model.forward(tokens, ref.ModelCache(cfg), dsa=not dense, taps=taps)
     targets = tokens[:, 1:][next_mask[:, :-1]]
     picked = logits[:, :-1][next_mask[:, :-1]]
@@ -233,6 +282,14 @@ def train_step(model: ref.Glm5Model, batch, dense: bool):
         mtp_accuracy = (mtp_picked.argmax(-1) == mtp_targets).float().mean()
     metrics = {"loss": float(lm_loss), "acc": float(accuracy), "mtp_loss": float(mtp_loss),
                "mtp_acc": float(mtp_accuracy), "indexer_kl": float(indexer_kl)}
+    if copy_heads:
+        copy_loss = torch.stack(taps.copy_losses).mean()
+        total = total + copy_weight * copy_loss
+        with torch.no_grad():  # next-token accuracy where the next token is a copy
+            copies = taps.copy_targets.any(-1)[:, :-1][next_mask[:, :-1]]
+            hits = (picked.argmax(-1) == targets)[copies]
+        metrics["copy_loss"] = float(copy_loss)
+        metrics["copy_acc"] = float(hits.float().mean()) if hits.numel() else 0.0
     expert_ids = dict(taps.expert_ids)
     expert_ids.update(mtp_taps.expert_ids)
     masks = {i: (valid if i < cfg.num_hidden_layers else valid[:, 1:]) for i in expert_ids}
@@ -284,7 +341,23 @@ class StopFlag:
 # ------------------------------------------------------------------------------ main
 
 RESUMABLE_ARGS = ("seed", "steps", "lr", "warmup_steps", "dense_steps", "batch_tokens", "weight_decay",
-                  "clip", "bias_rate")
+                  "clip", "bias_rate", "copy_heads", "previous_heads", "copy_weight")
+
+
+def parse_heads(option: str, text: str | None, cfg: ref.Glm5Config) -> dict:
+    """'2.0,3.1' -> {2: [0], 3: [1]} (main-model layer.head)."""
+    heads = {}
+    for item in (text or "").split(","):
+        if not item:
+            continue
+        try:
+            layer, head = (int(v) for v in item.split("."))
+        except ValueError:
+            sys.exit(f"train.py: {option}: '{item}' is not LAYER.HEAD")
+        if not (0 <= layer < cfg.num_hidden_layers and 0 <= head < cfg.num_attention_heads):
+            sys.exit(f"train.py: {option}: no head {item} in this model")
+        heads.setdefault(layer, []).append(head)
+    return heads
 
 
 def main():
@@ -307,6 +380,13 @@ def main():
     ap.add_argument("--checkpoint-minutes", type=float, default=10.0)
     ap.add_argument("--stop-after-steps", type=int, default=None,
                     help="end this invocation (with a checkpoint) after this many steps; for testing --resume")
+    ap.add_argument("--copy-heads", default=None, metavar="L.H,...",
+                    help="supervise these attention heads as induction heads (copy_targets): a "
+                    "dense signal for the copying the lookup task needs")
+    ap.add_argument("--previous-heads", default=None, metavar="L.H,...",
+                    help="with --copy-heads: teach these heads to read the token before the query "
+                    "(the previous-token heads an induction head composes with)")
+    ap.add_argument("--copy-weight", type=float, default=0.5, help="weight of those attention losses")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--init-from", help="start from an exported model folder (same config and "
                     "tokenizer, e.g. resources/models/strata-tiny) instead of random weights: "
@@ -325,13 +405,16 @@ def main():
             sys.exit(f"train.py: --resume but {ckpt_path} does not exist")
         resumed = torch.load(ckpt_path)
         for key in RESUMABLE_ARGS:  # the run's schedule and data order come from the checkpoint
-            setattr(args, key, resumed["args"][key])
+            setattr(args, key, resumed["args"].get(key, getattr(args, key)))
 
     config = model_config(tokenizer)
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
         f.write("\n")
     cfg = ref.parse_config(config)
+    copy_heads = parse_heads("--copy-heads", args.copy_heads, cfg)
+    previous_heads = parse_heads("--previous-heads", args.previous_heads, cfg)
+    classes = match_classes(args.tokenizer, cfg.vocab_size)
     weights = init_weights(cfg, args.seed)
     if args.init_from and not resumed:
         start = ref.dequantize_tensors(ref.read_checkpoint_files(args.init_from), cfg.weight_block_size)
@@ -386,7 +469,8 @@ def main():
             group["lr"] = lr
 
         started = time.time()
-        total, metrics, expert_ids, masks = train_step(model, batch, dense)
+        total, metrics, expert_ids, masks = train_step(model, batch, dense, copy_heads, previous_heads,
+                                                       args.copy_weight, classes)
         optimizer.zero_grad(set_to_none=True)
         total.backward()
         for name in ("main", "indexer"):
@@ -420,6 +504,7 @@ def main():
                  f"loss {avg['loss']:.4f} acc {avg['acc']:.4f} mtp_loss {avg['mtp_loss']:.4f} "
                  f"mtp_acc {avg['mtp_acc']:.4f} indexer_kl {avg['indexer_kl']:.4f} "
                  f"gnorm {avg['gnorm_main']:.2f}/{avg['gnorm_indexer']:.2f} load_max {load_max:.2f} "
+                 + (f"copy_loss {avg['copy_loss']:.4f} copy_acc {avg['copy_acc']:.4f} " if copy_heads else "") +
                  f"tok/s {window['tokens'] / window['time']:.0f} padded_tok/s {window['padded'] / window['time']:.0f} "
                  f"epoch {state['epoch']} train_time {state['train_seconds'] / 60:.1f}min")
             window = {"time": 0.0, "tokens": 0, "padded": 0, "n": 0}
