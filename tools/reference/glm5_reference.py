@@ -430,14 +430,15 @@ class TrainingTaps:
       * every MoE layer records which experts each token was routed to (for the
         aux-loss-free balancing of e_score_correction_bias);
       * with copy_targets, each head named in copy_heads adds copy_attention_loss
-        (attention supervision of an induction head, train.py --copy-heads), and each head
-        in previous_token_heads the same loss towards the key just before the query."""
+        (attention supervision of an induction head, train.py --copy-heads), and each
+        (head, k) in previous_token_heads the same loss towards the key k tokens before the
+        query (train.py --previous-heads)."""
     query_mask: torch.Tensor  # [B, S] bool: real (non-padding) positions
     indexer_kl: list = field(default_factory=list)  # scalar per layer with an indexer
     expert_ids: dict = field(default_factory=dict)  # layer -> [B, S, num_experts_per_tok]
     copy_targets: torch.Tensor | None = None  # [B, S, T] bool: keys a copying head should read
     copy_heads: dict = field(default_factory=dict)  # layer -> list of head indices
-    previous_token_heads: dict = field(default_factory=dict)  # layer -> heads taught to read p-1
+    previous_token_heads: dict = field(default_factory=dict)  # layer -> [(head, k)]: read p-k
     copy_losses: list = field(default_factory=list)  # scalar per supervised head
 
 
@@ -638,8 +639,8 @@ class Glm5Model:
         if taps is not None and taps.copy_targets is not None:
             for h in taps.copy_heads.get(i, []):
                 taps.copy_losses.append(copy_attention_loss(probs[:, h], taps.copy_targets, taps.query_mask))
-            previous = (key_positions[None, :] == positions[:, None] - 1).expand(B, S, cache.length)
-            for h in taps.previous_token_heads.get(i, []):
+            for h, k in taps.previous_token_heads.get(i, []):
+                previous = (key_positions[None, :] == positions[:, None] - k).expand(B, S, cache.length)
                 taps.copy_losses.append(copy_attention_loss(probs[:, h], previous, taps.query_mask))
         # 8. output projection (input index = v_head_dim * h + j)
         return linear(o, self.w(p + "o_proj.weight")), allowed

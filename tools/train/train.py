@@ -344,19 +344,24 @@ RESUMABLE_ARGS = ("seed", "steps", "lr", "warmup_steps", "dense_steps", "batch_t
                   "clip", "bias_rate", "copy_heads", "previous_heads", "copy_weight")
 
 
-def parse_heads(option: str, text: str | None, cfg: ref.Glm5Config) -> dict:
-    """'2.0,3.1' -> {2: [0], 3: [1]} (main-model layer.head)."""
+def parse_heads(option: str, text: str | None, cfg: ref.Glm5Config, offsets: bool = False) -> dict:
+    """'2.0,3.1' -> {2: [0], 3: [1]} (main-model layer.head); with offsets, 'L.H@K' (K tokens
+    back, default 1) -> {L: [(H, K)]}."""
     heads = {}
     for item in (text or "").split(","):
         if not item:
             continue
         try:
-            layer, head = (int(v) for v in item.split("."))
+            head_text, _, back_text = item.partition("@")
+            if back_text and not offsets:
+                raise ValueError
+            layer, head = (int(v) for v in head_text.split("."))
+            back = int(back_text or 1)
         except ValueError:
-            sys.exit(f"train.py: {option}: '{item}' is not LAYER.HEAD")
-        if not (0 <= layer < cfg.num_hidden_layers and 0 <= head < cfg.num_attention_heads):
+            sys.exit(f"train.py: {option}: '{item}' is not LAYER.HEAD" + ("[@K]" if offsets else ""))
+        if not (0 <= layer < cfg.num_hidden_layers and 0 <= head < cfg.num_attention_heads) or back < 1:
             sys.exit(f"train.py: {option}: no head {item} in this model")
-        heads.setdefault(layer, []).append(head)
+        heads.setdefault(layer, []).append((head, back) if offsets else head)
     return heads
 
 
@@ -383,9 +388,10 @@ def main():
     ap.add_argument("--copy-heads", default=None, metavar="L.H,...",
                     help="supervise these attention heads as induction heads (copy_targets): a "
                     "dense signal for the copying the lookup task needs")
-    ap.add_argument("--previous-heads", default=None, metavar="L.H,...",
-                    help="with --copy-heads: teach these heads to read the token before the query "
-                    "(the previous-token heads an induction head composes with)")
+    ap.add_argument("--previous-heads", default=None, metavar="L.H[@K],...",
+                    help="with --copy-heads: teach these heads to read the token K (default 1) "
+                    "before the query (the previous-token heads an induction head composes with; "
+                    "several K give the copy heads a longer context to match)")
     ap.add_argument("--copy-weight", type=float, default=0.5, help="weight of those attention losses")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--init-from", help="start from an exported model folder (same config and "
@@ -413,7 +419,7 @@ def main():
         f.write("\n")
     cfg = ref.parse_config(config)
     copy_heads = parse_heads("--copy-heads", args.copy_heads, cfg)
-    previous_heads = parse_heads("--previous-heads", args.previous_heads, cfg)
+    previous_heads = parse_heads("--previous-heads", args.previous_heads, cfg, offsets=True)
     classes = match_classes(args.tokenizer, cfg.vocab_size)
     weights = init_weights(cfg, args.seed)
     if args.init_from and not resumed:
