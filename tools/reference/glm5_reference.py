@@ -432,13 +432,15 @@ class TrainingTaps:
       * with copy_targets, each head named in copy_heads adds copy_attention_loss
         (attention supervision of an induction head, train.py --copy-heads), and each
         (head, k) in previous_token_heads the same loss towards the key k tokens before the
-        query (train.py --previous-heads)."""
+        query (train.py --previous-heads); each (head, targets) in head_targets the same loss
+        towards its own targets (train.py --line-heads)."""
     query_mask: torch.Tensor  # [B, S] bool: real (non-padding) positions
     indexer_kl: list = field(default_factory=list)  # scalar per layer with an indexer
     expert_ids: dict = field(default_factory=dict)  # layer -> [B, S, num_experts_per_tok]
     copy_targets: torch.Tensor | None = None  # [B, S, T] bool: keys a copying head should read
     copy_heads: dict = field(default_factory=dict)  # layer -> list of head indices
     previous_token_heads: dict = field(default_factory=dict)  # layer -> [(head, k)]: read p-k
+    head_targets: dict = field(default_factory=dict)  # layer -> [(head, [B, S, T] bool)]
     copy_losses: list = field(default_factory=list)  # scalar per supervised head
 
 
@@ -642,6 +644,8 @@ class Glm5Model:
             for h, k in taps.previous_token_heads.get(i, []):
                 previous = (key_positions[None, :] == positions[:, None] - k).expand(B, S, cache.length)
                 taps.copy_losses.append(copy_attention_loss(probs[:, h], previous, taps.query_mask))
+        for h, targets in (taps.head_targets.get(i, []) if taps is not None else []):
+            taps.copy_losses.append(copy_attention_loss(probs[:, h], targets, taps.query_mask))
         # 8. output projection (input index = v_head_dim * h + j)
         return linear(o, self.w(p + "o_proj.weight")), allowed
 

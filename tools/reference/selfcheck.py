@@ -393,8 +393,8 @@ def check_training_taps():
 def check_copy_attention_supervision():
     """A supervised head's loss is -log of its attention mass on the targets: 0 when every
     visible key is a target; the same number for copy targets "the key before the query" as
-    for the same head taught as a previous-token head (k = 1), and for two back (k = 2); dense
-    and no target -> no loss."""
+    for the same head taught as a previous-token head (k = 1), and for two back (k = 2), also
+    given as explicit head_targets; dense and no target -> no loss."""
     base = tiny_model(index_topk=64)
     model = ref.Glm5Model(base.cfg, base.weights, expert_dispatch="grouped")
     tokens = torch.tensor([prompt_tokens(12)])
@@ -413,10 +413,11 @@ def check_copy_attention_supervision():
     as_copy, as_previous, other = (float(v) for v in taps.copy_losses)
     assert as_copy > 0.1 and abs(as_copy - as_previous) < 1e-12 and abs(other - as_copy) > 1e-6
     taps = ref.TrainingTaps(query_mask=valid, copy_targets=two_back, copy_heads={3: [2]},
-                            previous_token_heads={3: [(2, 2), (2, 1)]})
+                            previous_token_heads={3: [(2, 2), (2, 1)]}, head_targets={3: [(2, two_back)]})
     model.forward(tokens, ref.ModelCache(model.cfg), dsa=False, taps=taps)
-    as_copy, as_two_back, as_previous = (float(v) for v in taps.copy_losses)
+    as_copy, as_two_back, as_previous, as_targets = (float(v) for v in taps.copy_losses)
     assert abs(as_copy - as_two_back) < 1e-12 and abs(as_previous - as_copy) > 1e-6
+    assert abs(as_targets - as_copy) < 1e-12
     taps = ref.TrainingTaps(query_mask=valid, copy_targets=torch.zeros(1, S, S, dtype=torch.bool),
                             copy_heads={2: [1]})
     model.forward(tokens, ref.ModelCache(model.cfg), dsa=False, taps=taps)

@@ -250,11 +250,39 @@ def copy_targets(tokens: torch.Tensor, next_mask: torch.Tensor, classes: torch.T
     return cand & (length == best) & (best >= 1)
 
 
+def line_breaks(tokenizer_path: str, vocab_size: int) -> torch.Tensor:
+    """[vocab] bool: tokens that end a line (their text holds a newline, 'Ċ') and the special
+    tokens (a role or <think> starts a new line of its own)."""
+    with open(tokenizer_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    breaks = torch.zeros(vocab_size, dtype=torch.bool)
+    for text, i in spec["model"]["vocab"].items():
+        if "\u010a" in text and i < vocab_size:
+            breaks[i] = True
+    for token in spec["added_tokens"]:
+        if token["id"] < vocab_size:
+            breaks[token["id"]] = True
+    return breaks
+
+
+def line_targets(tokens: torch.Tensor, breaks: torch.Tensor, n: int) -> torch.Tensor:
+    """[B, S, T] bool: for each position the n-th token (1 = first) of its line, when that is
+    not after the position: what a head must read to carry a line's key (`pini` of
+    `pini: 91`) to every later token of the line."""
+    B, S = tokens.shape
+    pos = torch.arange(S).expand(B, S)
+    last_break = torch.cummax(torch.where(breaks[tokens], pos, torch.full_like(pos, -1)), dim=1).values
+    target = last_break + n
+    ok = target <= pos
+    return F.one_hot(target.clamp(0, S - 1), S).bool() & ok[:, :, None]
+
+
 # ------------------------------------------------------------------------------ one step
 
 def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None = None,
                previous_heads: dict | None = None, copy_weight: float = 0.0,
-               classes: torch.Tensor | None = None):
+               classes: torch.Tensor | None = None, line_heads: dict | None = None,
+               breaks: torch.Tensor | None = None):
     """Forward + losses. Returns (total loss, metrics, routed expert ids per MoE layer, the
     real-token mask of each of those layers)."""
     tokens, valid, next_mask, skip_mask = batch
@@ -264,6 +292,8 @@ def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None
         taps.copy_targets = copy_targets(tokens, next_mask, classes)
         taps.copy_heads = copy_heads
         taps.previous_token_heads = previous_heads or {}
+        for layer, heads in (line_heads or {}).items():
+            taps.head_targets[layer] = [(h, line_targets(tokens, breaks, n)) for h, n in heads]
     hidden, logits = model.forward(tokens, ref.ModelCache(cfg), dsa=not dense, taps=taps)
     targets = tokens[:, 1:][next_mask[:, :-1]]
     picked = logits[:, :-1][next_mask[:, :-1]]
@@ -341,7 +371,7 @@ class StopFlag:
 # ------------------------------------------------------------------------------ main
 
 RESUMABLE_ARGS = ("seed", "steps", "lr", "warmup_steps", "dense_steps", "batch_tokens", "weight_decay",
-                  "clip", "bias_rate", "copy_heads", "previous_heads", "copy_weight")
+                  "clip", "bias_rate", "copy_heads", "previous_heads", "copy_weight", "line_heads")
 
 
 def parse_heads(option: str, text: str | None, cfg: ref.Glm5Config, offsets: bool = False) -> dict:
@@ -392,6 +422,9 @@ def main():
                     help="with --copy-heads: teach these heads to read the token K (default 1) "
                     "before the query (the previous-token heads an induction head composes with; "
                     "several K give the copy heads a longer context to match)")
+    ap.add_argument("--line-heads", default=None, metavar="L.H[@N],...",
+                    help="with --copy-heads: teach these heads to read the N-th (default first) "
+                    "token of the current line, so a line's later tokens carry its key")
     ap.add_argument("--copy-weight", type=float, default=0.5, help="weight of those attention losses")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--init-from", help="start from an exported model folder (same config and "
@@ -420,7 +453,9 @@ def main():
     cfg = ref.parse_config(config)
     copy_heads = parse_heads("--copy-heads", args.copy_heads, cfg)
     previous_heads = parse_heads("--previous-heads", args.previous_heads, cfg, offsets=True)
+    line_heads = parse_heads("--line-heads", args.line_heads, cfg, offsets=True)
     classes = match_classes(args.tokenizer, cfg.vocab_size)
+    breaks = line_breaks(args.tokenizer, cfg.vocab_size)
     weights = init_weights(cfg, args.seed)
     if args.init_from and not resumed:
         start = ref.dequantize_tensors(ref.read_checkpoint_files(args.init_from), cfg.weight_block_size)
@@ -476,7 +511,7 @@ def main():
 
         started = time.time()
         total, metrics, expert_ids, masks = train_step(model, batch, dense, copy_heads, previous_heads,
-                                                       args.copy_weight, classes)
+                                                       args.copy_weight, classes, line_heads, breaks)
         optimizer.zero_grad(set_to_none=True)
         total.backward()
         for name in ("main", "indexer"):
