@@ -19,7 +19,7 @@ constexpr int kStatsIntervalMs = 150;  // about 7 snapshots a second while gener
 // them. Chunks are not free: each re-reads the weights (streamed experts not in the cache
 // included), and on the tiny model a 732-token prompt took about twice as long in chunks of 64
 // as in one step. 256, as the server uses: a few seconds per chunk for a big model on a CPU.
-constexpr int kPrefillChunkTokens = 256;
+constexpr int kProgressChunkTokens = 256;
 constexpr int kPrefillProgressIntervalMs = 50;  // at most 20 updates a second
 
 std::filesystem::path toPath(const QString& path) {
@@ -264,7 +264,7 @@ void EngineWorker::generate(const GenerateRequest& request) {
     options.sampling.topK = request.topK;
     options.maxNewTokens = request.maxTokens;
     options.cancel = cancel_;
-    options.prefillChunkTokens = kPrefillChunkTokens;
+    options.prefillChunkTokens = kProgressChunkTokens;
     ProgressThrottle throttle(kPrefillProgressIntervalMs);
     QElapsedTimer clock;
     clock.start();

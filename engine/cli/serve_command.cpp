@@ -42,7 +42,8 @@ server::ServerSettings serverSettings(const Args& args, const std::filesystem::p
   s.cors = args.has("cors");
   s.prefillChunkTokens = parseInt(args.get("prefill-chunk", std::to_string(s.prefillChunkTokens)),
                                   "--prefill-chunk");
-  if (s.prefillChunkTokens < 0) throw UsageError("--prefill-chunk must be 0 (no chunks) or more");
+  if (s.prefillChunkTokens < 0)
+    throw UsageError("--prefill-chunk must be 0 (the largest step, 512 tokens) or more");
   return s;
 }
 

@@ -114,6 +114,38 @@ class TestDecodeBenchCli : public QObject {
     QCOMPARE(defaults, 1);
   }
 
+  // A prompt longer than a prefill step (kPrefillChunkTokens, 512) with a 32,768-token
+  // vocabulary: evaluated in one step, its logits alone (1,200 x 32,768 floats, 150 MiB) do not
+  // fit in what the budget leaves besides the weights (that peaked at 404 MiB against a budget
+  // of 181); in the plan's steps the peak stays within it.
+  void longPromptStaysWithinTheBudget() {
+    const fs::path root = fs::path(tmp_.path().toStdString()) / "long";
+    fs::create_directories(root);
+    nlohmann::json c = expertHeavyConfig();
+    c["vocab_size"] = 32768;
+    c["n_routed_experts"] = 16;
+    c["max_position_embeddings"] = 2048;
+    std::ofstream(root / "config.json") << c.dump();
+    const CliRun made = runCli(
+        {"synth", "--from-config", path(root / "config.json"), "--out", path(root / "model")});
+    QVERIFY2(made.exitCode == 0, qPrintable(made.err));
+    const CliRun r = runCli({"bench", "decode", "--model", path(root / "model"),
+                             "--expert-fraction", "0.5", "--io", "buffered", "--prompt-tokens",
+                             "1200", "--context", "1280", "--tokens", "2", "--json"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const QJsonObject j = lastJsonLine(r.out);
+    const double budget = j["budget_bytes"].toDouble();
+    const double besidesWeights = budget - j["resident_bytes"].toDouble() -
+                                  j["pinned_bytes"].toDouble() - j["cache_bytes"].toDouble();
+    QVERIFY(besidesWeights < 1200.0 * 32768 * 4);  // all the prompt's logits would not fit
+    const double allowance = j["baseline_rss_bytes"].toDouble() + 24.0 * 1048576;  // as above
+    QVERIFY2(j["peak_rss_bytes"].toDouble() <= budget + allowance,
+             qPrintable(QString("peak RSS %1 > budget %2 + allowance %3")
+                            .arg(j["peak_rss_bytes"].toDouble())
+                            .arg(budget)
+                            .arg(allowance)));
+  }
+
   void everythingFitsReadsNothingWhileDecoding() {
     const CliRun r = runCli({"bench", "decode", "--model", path(model_), "--expert-fraction", "1",
                              "--tokens", "4", "--io", "direct", "--context", "256", "--json"});

@@ -212,6 +212,29 @@ class TestStepBatcher : public QObject {
     QCOMPARE(progress.front(), std::make_pair(int64_t(48), total));
     QCOMPARE(progress.back(), std::make_pair(total, total));
   }
+
+  // A prompt longer than kPrefillChunkTokens is evaluated in steps of at most that many
+  // whatever was asked (0, or a larger chunk), as the memory plan's scratch assumes; a smaller
+  // chunk is kept.
+  void prefillStepsNeverPassThePlansSize() {
+    auto engine = openEngine(false, speculationOff());
+    const int64_t total = kPrefillChunkTokens + 100;
+    for (const int asked : {0, static_cast<int>(2 * kPrefillChunkTokens), 300}) {
+      std::vector<int32_t> longPrompt;  // a new one each time: nothing reused from the last
+      for (int64_t i = 0; i < total; ++i)
+        longPrompt.push_back(static_cast<int32_t>(7 + (i + asked) % 500));
+      GenerateOptions o = options(0, 1);
+      o.maxNewTokens = 1;
+      o.prefillChunkTokens = asked;
+      std::vector<int64_t> done;
+      o.onPrefillProgress = [&](int64_t d, int64_t) { done.push_back(d); };
+      engine->newSession()->generate(longPrompt, o);
+      const int64_t step = asked == 300 ? 300 : kPrefillChunkTokens;
+      QCOMPARE(done.size(), size_t((total + step - 1) / step));
+      QCOMPARE(done.front(), step);
+      QCOMPARE(done.back(), total);
+    }
+  }
 };
 
 }  // namespace

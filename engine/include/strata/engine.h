@@ -97,7 +97,8 @@ struct GenerateOptions {
   // held back, so every reply reaches its constrained part. -1: the grammar applies from the
   // first token.
   int32_t grammarAfterToken = -1;
-  // Evaluate the context's new tokens in steps of at most this many (0: one step). With
+  // Evaluate the context's new tokens in steps of at most this many (0, or more than
+  // kPrefillChunkTokens: kPrefillChunkTokens, what the memory plan's scratch holds). With
   // sessions batched (EngineSettings::batchSessions) other sessions keep decoding between the
   // chunks, and a cancel is seen between them.
   int prefillChunkTokens = 0;

@@ -39,6 +39,10 @@ struct MemorySettings {
   std::filesystem::path dataDirectory;
 };
 
+// The most context tokens one prefill step evaluates: the plan's scratch holds one such step's
+// activations and logits, so a longer prompt is evaluated in steps of at most this many.
+inline constexpr int64_t kPrefillChunkTokens = 512;
+
 // What a model needs in memory under MemorySettings, computed from its files without loading.
 struct MemoryPlan {
   bool streaming = false;          // experts stream from disk (a container under a budget)

@@ -135,12 +135,19 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
     }
     const auto routed = static_cast<int64_t>(batch.size());
     const int64_t n = routed + (sharedPending ? 1 : 0);  // the shared expert is task `routed`
-#pragma omp parallel for schedule(dynamic, 1) if (perThread && n > 1)
-    for (int64_t b = 0; b < n; ++b) {
+    auto run = [&](int64_t b) {
       if (b == routed)
         computeShared();
       else
         compute(batch[static_cast<size_t>(b)], *handles[static_cast<size_t>(b)]);
+    };
+    // Not `parallel for if (...)`: a region whose `if` is false still encloses the matmuls, and
+    // their own regions then run nested, on one thread.
+    if (perThread && n > 1) {
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int64_t b = 0; b < n; ++b) run(b);
+    } else {
+      for (int64_t b = 0; b < n; ++b) run(b);
     }
     sharedPending = false;
   }

@@ -128,10 +128,13 @@ GenerateResult SessionImpl::generate(std::span<const int32_t> context,
   // While generating, this session's steps may be batched with other sessions'.
   const StepBatcher::Membership membership(env_.batcher);
   const auto start = Clock::now();
-  // Prefill, in chunks when asked (each chunk is a step other sessions' rows can join).
+  // Prefill in chunks (each a step other sessions' rows can join), never longer than the
+  // memory plan's scratch holds.
   const std::span<const int32_t> newTokens = context.subspan(static_cast<size_t>(result.reusedTokens));
-  const size_t chunk = options.prefillChunkTokens > 0 ? static_cast<size_t>(options.prefillChunkTokens)
-                                                      : newTokens.size();
+  const auto chunk =
+      static_cast<size_t>(options.prefillChunkTokens > 0
+                              ? std::min<int64_t>(options.prefillChunkTokens, kPrefillChunkTokens)
+                              : kPrefillChunkTokens);
   StepResult step;
   for (size_t done = 0; done < newTokens.size(); done += chunk) {
     if (done > 0 && options.cancel && options.cancel->load()) {

@@ -102,9 +102,13 @@ void StepBatcher::execute(const std::vector<Request*>& batch) {
       for (size_t i = 0; i < logitRows.size(); ++i)
         std::copy_n(hidden.data() + logitRows[i] * width, width, wanted.data() + i * width);
     }
-    const std::vector<float> logits = transformer_.logits(wanted.empty() ? hidden.data() : wanted.data(),
-                                                          static_cast<int64_t>(logitRows.size()));
-
+    std::vector<float> logits = transformer_.logits(wanted.empty() ? hidden.data() : wanted.data(),
+                                                    static_cast<int64_t>(logitRows.size()));
+    if (batch.size() == 1) {  // alone: hand the buffers over (a prefill step's logits are large)
+      batch.front()->result.hidden = std::move(hidden);
+      batch.front()->result.logits = std::move(logits);
+      return;
+    }
     int64_t hiddenRow = 0;
     int64_t logitRow = 0;
     for (Request* r : batch) {

@@ -53,11 +53,10 @@ std::string kvCacheText(const MemoryPlan& plan, const MemorySettings& s) {
          std::to_string(s.contextTokens) + " tokens)";
 }
 
-// Activations of a prefill chunk and the I/O threads' read buffers: an estimate, checked
-// against measured peak RSS by the tests and bench decode.
+// Activations of a prefill step (kPrefillChunkTokens) and the I/O threads' read buffers: an
+// estimate, checked against measured peak RSS by the tests and bench decode.
 int64_t scratchBytes(const model::ModelConfig& c, int64_t expertSpan, int ioDepth) {
-  constexpr int64_t kChunkTokens = 512;
-  const int64_t activations = kChunkTokens * (int64_t{c.hiddenSize} * 16 + c.vocabSize) * 4;
+  const int64_t activations = kPrefillChunkTokens * (int64_t{c.hiddenSize} * 16 + c.vocabSize) * 4;
   return activations + int64_t{std::max(1, ioDepth)} * expertSpan + (int64_t{32} << 20);
 }
 
