@@ -142,7 +142,7 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
         compute(batch[static_cast<size_t>(b)], *handles[static_cast<size_t>(b)]);
     };
     // Not `parallel for if (...)`: a region whose `if` is false still encloses the matmuls, and
-    // their own regions then run nested, on one thread.
+    // their own regions then run nested (libgomp starts extra thread teams for them).
     if (perThread && n > 1) {
 #pragma omp parallel for schedule(dynamic, 1)
       for (int64_t b = 0; b < n; ++b) run(b);
