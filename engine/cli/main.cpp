@@ -163,12 +163,15 @@ const std::vector<Command>& commands() {
             [--queue N] [--model-id NAME] [--max-body-bytes N] [--max-prompt-tokens N]
             [--timeout-s S] [--cors] [--threads N] [--ram-gb X] [--io direct|buffered|uring]
             [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P] [--batch auto|on|off]
+            [--prefill-chunk N]
             OpenAI-compatible HTTP server: GET /health, GET /v1/models, POST
             /v1/chat/completions and /v1/completions (streaming with SSE). Loopback by default;
             port 0 picks a free port. Prints "listening on http://HOST:PORT"; SIGINT or SIGTERM
             stops it. --slots: requests generated at once (default 1); --queue: requests
             waiting for a slot (default 8), beyond which the answer is 429. --batch: slots share
-            forward steps (auto: when experts stream from disk; bench serve compares).)"},
+            forward steps (auto: when experts stream from disk; bench serve compares).
+            --prefill-chunk: prompt tokens per prefill step, which the other slots' rows join
+            (default 256; 0 or more than 512: 512, the step the memory plan holds).)"},
       {"inspect", {}, strata::cli::runInspect,
        R"(inspect   DIR [--context TOKENS]
             One screen about a model folder (Hugging Face or Strata container) and whether it
