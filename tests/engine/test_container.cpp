@@ -158,8 +158,8 @@ class TestContainer : public QObject {
               t.groupSize == t.paddedCols ? 0 : t.groupSize);
           written[t.name] = m;
           data.assign(reinterpret_cast<const char*>(m.data.data()), m.data.size());
-          const std::string scales(reinterpret_cast<const char*>(m.scales.data()),
-                                   m.scales.size() * 4);
+          const std::string scales(static_cast<const char*>(m.scaleData()),
+                                   static_cast<size_t>(m.scaleBytes()));
           writer.write(static_cast<int>(f), t.scalesOffset, std::as_bytes(std::span(scales)));
           t.scalesChecksum = XXH3_64bits(scales.data(), scales.size());
         } else if (t.format == QuantFormat::F32) {
@@ -193,8 +193,9 @@ class TestContainer : public QObject {
     QCOMPARE(c.get("c.f32").entry.shape, std::vector<int64_t>{7});
     for (const auto& [name, m] : written) {
       const quant::QuantizedMatrix r = c.readQuantized(name);
-      QVERIFY2(r.data == m.data && r.scales == m.scales && r.rows == m.rows && r.cols == m.cols &&
-                   r.paddedCols == m.paddedCols && r.groupSize == m.groupSize,
+      QVERIFY2(r.data == m.data && r.scales == m.scales && r.bf16Scales == m.bf16Scales &&
+                   r.rows == m.rows && r.cols == m.cols && r.paddedCols == m.paddedCols &&
+                   r.groupSize == m.groupSize,
                name.c_str());
     }
     const std::vector<float> f = c.readF32("c.f32");
@@ -205,7 +206,8 @@ class TestContainer : public QObject {
     QCOMPARE(c.expertCount(5), 3);
     const ExpertMatrices m = c.readExpert(5, 2);
     QVERIFY(m.down.data == written["model.layers.5.mlp.experts.2.2"].data);
-    QVERIFY(m.up.scales == written["model.layers.5.mlp.experts.2.1"].scales);
+    QVERIFY(m.up.scales == written["model.layers.5.mlp.experts.2.1"].scales &&
+            m.up.bf16Scales == written["model.layers.5.mlp.experts.2.1"].bf16Scales);
     for (const fs::path& file : c.files())
       QVERIFY2(strictSafetensorsProblem(file).isEmpty(),
                qPrintable(strictSafetensorsProblem(file)));
@@ -220,15 +222,19 @@ class TestContainer : public QObject {
       const TensorStore store = TensorStore::openFile(file);
       const auto& meta = store.metadata(0);
       QCOMPARE(meta.at("format"), std::string("strata-container"));
-      QCOMPARE(meta.at("format_version"), std::string("1"));
+      QCOMPARE(meta.at("format_version"), std::to_string(kContainerVersion));
       QCOMPARE(meta.at("source_fingerprint"), c.manifest().identity.sourceFingerprint);
       QCOMPARE(nlohmann::json::parse(meta.at("policy")).at("routed_experts").get<std::string>(),
                std::string("int4-g32"));
       const auto tensors = nlohmann::json::parse(meta.at("tensors"));
       for (const auto& [name, entry] : tensors.items()) {
         QVERIFY(entry.contains("format") && entry.contains("shape") && entry.contains("xxh3"));
-        QCOMPARE(std::string(quantFormatName(c.get(name).entry.format)),
-                 entry["format"].get<std::string>());
+        const QuantFormat format = c.get(name).entry.format;
+        QCOMPARE(std::string(quantFormatName(format)), entry["format"].get<std::string>());
+        // Scales: f32 for int8, bf16 (half the bytes) for int4.
+        if (isInteger(format))
+          QCOMPARE(dtypeName(store.find(name + ".scales")->dtype),
+                   std::string_view(format == QuantFormat::Int4 ? "BF16" : "F32"));
       }
     }
     const auto q = c.get("model.layers.1.mlp.experts.4.up_proj.weight");
@@ -277,12 +283,13 @@ class TestContainer : public QObject {
           c.viewExpert(loc, {static_cast<const std::byte*>(buffer), loc.span}, owner);
       QCOMPARE(owner.use_count(), 4L);
       for (auto [view, copy] : {std::pair{&v.gate, &m.gate}, {&v.up, &m.up}, {&v.down, &m.down}}) {
-        QVERIFY(view->data.empty() && view->scales.empty());
+        QVERIFY(view->data.empty() && view->scales.empty() && view->bf16Scales.empty());
         const auto* at = reinterpret_cast<const std::byte*>(view->codes());
         QVERIFY(at >= static_cast<const std::byte*>(buffer) &&
                 at + view->codeBytes() <= static_cast<const std::byte*>(buffer) + loc.span);
         QVERIFY(std::memcmp(view->codes(), copy->codes(), static_cast<size_t>(copy->codeBytes())) == 0);
-        QVERIFY(std::memcmp(view->scaleValues(), copy->scaleValues(), static_cast<size_t>(copy->scaleBytes())) == 0);
+        QVERIFY(std::memcmp(view->scaleData(), copy->scaleData(),
+                            static_cast<size_t>(copy->scaleBytes())) == 0);
         QCOMPARE(view->bytes(), copy->bytes());
       }
     }
@@ -290,8 +297,10 @@ class TestContainer : public QObject {
     if (!direct) qInfo("O_DIRECT is not supported here; read with plain pread");
     const auto gate = c.readQuantized("model.layers.1.mlp.experts.5.gate_proj.weight");
     const auto down = c.readQuantized("model.layers.1.mlp.experts.5.down_proj.weight");
-    QVERIFY(m.gate.data == gate.data && m.gate.scales == gate.scales);
-    QVERIFY(m.down.data == down.data && m.down.scales == down.scales);
+    QVERIFY(m.gate.data == gate.data && m.gate.scales == gate.scales &&
+            m.gate.bf16Scales == gate.bf16Scales);
+    QVERIFY(m.down.data == down.data && m.down.scales == down.scales &&
+            m.down.bf16Scales == down.bf16Scales);
     QCOMPARE(m.down.rows, int64_t{160});
     QCOMPARE(m.down.cols, int64_t{16});
   }
@@ -339,6 +348,19 @@ class TestContainer : public QObject {
                                       "checksum mismatch", "up_proj scales"});
     c.readExpert(1, 5);  // its neighbours are intact
     c.readExpert(1, 7);
+  }
+
+  // Version 1 stored int4 scales as f32: such a container is refused with what to do.
+  void olderFormatAsksForAConversion() {
+    const fs::path dir = copyOfConverted();
+    std::string manifest = testckpt::readBytes(dir / kManifestName);
+    const std::string current = "\"format_version\": " + std::to_string(kContainerVersion);
+    const size_t at = manifest.find(current);
+    QVERIFY2(at != std::string::npos, manifest.c_str());
+    manifest.replace(at, current.size(), "\"format_version\": 1");
+    testckpt::writeBytes(dir / kManifestName, manifest);
+    EXPECT_ERROR(Container::open(dir),
+                 {"container format version 1", "older Strata", "convert it again"});
   }
 
   void changedHeaderIsDetected() {

@@ -23,6 +23,7 @@
 #include "fixtures.h"
 #include "io/container.h"
 #include "io/safetensors.h"
+#include "quant/convert.h"
 #include "strata/convert.h"
 #include "strata/error.h"
 
@@ -93,7 +94,10 @@ QString checkBound(const std::string& name, const std::vector<float>& src,
       const int64_t g1 = std::min(cols, g0 + group);
       float amax = 0;
       for (int64_t c = g0; c < g1; ++c) amax = std::max(amax, std::fabs(src[r * cols + c]));
-      const float bound = 0.5f * amax / qmax * (1 + 1e-5f) + 1e-30f;
+      // Half a step; int4 stores the step rounded to bf16 (quant/int_quant.h).
+      const float step =
+          qmax == 7 ? strata::quant::bf16ToF32(strata::quant::f32ToBf16(amax / qmax)) : amax / qmax;
+      const float bound = 0.5f * step * (1 + 1e-5f) + 1e-30f;
       for (int64_t c = g0; c < g1; ++c)
         if (std::fabs(deq[r * cols + c] - src[r * cols + c]) > bound)
           return QString("%1 [%2, %3]: |%4 - %5| > %6")

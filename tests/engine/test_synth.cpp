@@ -264,8 +264,8 @@ class TestSynth : public QObject {
     for (int64_t r = 0; r < 32; ++r)
       for (int64_t col = 64; col < x.gate.paddedCols; ++col)
         QCOMPARE(strata::quant::quantCode(x.gate, r, col), 0);
-    QCOMPARE(x.gate.scales[x.gate.groupsPerRow() - 1], 0.0f);
-    QVERIFY(x.gate.scales[0] > 0.0f);
+    QCOMPARE(x.gate.scale(0, x.gate.groupsPerRow() - 1), 0.0f);
+    QVERIFY(x.gate.scale(0, 0) > 0.0f);
 
     for (float v : c.readF32("model.layers.2.input_layernorm.weight")) QCOMPARE(v, 1.0f);
     for (float v : c.readF32("model.layers.0.self_attn.indexer.k_norm.bias")) QCOMPARE(v, 0.0f);

@@ -37,7 +37,7 @@ void encodeSlice(const io::TensorEntry& e, const float* values, int64_t rows, st
       if (m.paddedCols != e.paddedCols || m.groupSize != e.groupSize)
         throw Error("tensor '" + e.name + "': quantized layout differs from the planned one");
       std::memcpy(data, m.codes(), static_cast<size_t>(m.codeBytes()));
-      std::memcpy(scales, m.scaleValues(), static_cast<size_t>(m.scaleBytes()));
+      std::memcpy(scales, m.scaleData(), static_cast<size_t>(m.scaleBytes()));
       return;
     }
   }

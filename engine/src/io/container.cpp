@@ -235,8 +235,13 @@ quant::QuantizedMatrix assemble(const TensorEntry& e, const std::byte* data,
   quant::QuantizedMatrix m = shapeOf(e);
   m.data.resize(e.dataBytes());
   std::memcpy(m.data.data(), data, m.data.size());
-  m.scales.resize(e.scalesBytes() / sizeof(float));
-  std::memcpy(m.scales.data(), scales, e.scalesBytes());
+  if (m.format == quant::IntFormat::Int8) {
+    m.scales.resize(e.scalesBytes() / sizeof(float));
+    std::memcpy(m.scales.data(), scales, e.scalesBytes());
+  } else {
+    m.bf16Scales.resize(e.scalesBytes() / sizeof(uint16_t));
+    std::memcpy(m.bf16Scales.data(), scales, e.scalesBytes());
+  }
   return m;
 }
 
@@ -245,7 +250,7 @@ quant::QuantizedMatrix assembleView(const TensorEntry& e, const std::byte* data,
                                     const std::byte* scales, std::shared_ptr<const void> owner) {
   quant::QuantizedMatrix m = shapeOf(e);
   m.viewCodes = reinterpret_cast<const uint8_t*>(data);
-  m.viewScales = reinterpret_cast<const float*>(scales);
+  m.viewScales = scales;
   m.owner = std::move(owner);
   return m;
 }
@@ -366,7 +371,7 @@ ExpertMatrices Container::viewExpert(const ExpertLocation& loc, std::span<const 
   quant::QuantizedMatrix* parts[3] = {&m.gate, &m.up, &m.down};
   for (int p = 0; p < 3; ++p) {
     const ContainerTensor& t = tensors_[static_cast<size_t>(loc.tensors[p])];
-    if (t.scalesOffset % alignof(float) != 0)
+    if (t.scalesOffset % (t.entry.format == QuantFormat::Int4 ? 2 : 4) != 0)
       throw Error(loc.file.string() + ": layer " + std::to_string(loc.layer) + " expert " +
                   std::to_string(loc.expert) + ": scales at an unaligned offset");
     *parts[p] = assembleView(t.entry, bytes.data() + (t.dataOffset - loc.offset),

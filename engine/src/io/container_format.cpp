@@ -31,7 +31,7 @@ std::vector<StoredTensor> placeTensors(ContainerFile& file) {
     offset += t.dataBytes();
     if (isInteger(t.format)) {
       t.scalesOffset = offset;
-      stored.push_back({t.scalesName(), DType::F32, t.scalesShape(), offset, t.scalesBytes()});
+      stored.push_back({t.scalesName(), t.scalesDType(), t.scalesShape(), offset, t.scalesBytes()});
       offset += t.scalesBytes();
     }
   };
@@ -213,7 +213,12 @@ std::vector<int64_t> TensorEntry::scalesShape() const {
 
 uint64_t TensorEntry::scalesBytes() const {
   if (!isInteger(format)) return 0;
-  return static_cast<uint64_t>(rows() * (paddedCols / groupSize)) * sizeof(float);
+  return static_cast<uint64_t>(rows() * (paddedCols / groupSize)) *
+         (format == QuantFormat::Int4 ? 2 : 4);
+}
+
+DType TensorEntry::scalesDType() const {
+  return format == QuantFormat::Int4 ? DType::BF16 : DType::F32;
 }
 
 TensorEntry TensorEntry::make(std::string name, std::vector<int64_t> shape, QuantFormat format,
@@ -332,6 +337,19 @@ TensorEntry parseTensor(const std::string& name, const ordered_json& value,
 
 }  // namespace
 
+std::string unsupportedVersionText(const std::string& version) {
+  const std::string text = "container format version " + version +
+                           " is not supported by this build (it reads version " +
+                           std::to_string(kContainerVersion) + ")";
+  int v = 0;
+  const auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), v);
+  if (ec == std::errc() && end == version.data() + version.size() && v < kContainerVersion)
+    return text +
+           "; the model was converted by an older Strata: convert it again with "
+           "strata-cli convert (or write it again with strata-cli synth)";
+  return text;
+}
+
 ContainerFile parseFileMetadata(const std::map<std::string, std::string>& metadata,
                                 const std::string& fileName, const std::string& where,
                                 ContainerIdentity* identity) {
@@ -346,9 +364,7 @@ ContainerFile parseFileMetadata(const std::map<std::string, std::string>& metada
     throw Error(where + ": \"__metadata__\" format is '" + get("format") + "', expected '" +
                 kContainerFormat + "'");
   if (get("format_version") != std::to_string(kContainerVersion))
-    throw Error(where + ": container format version " + get("format_version") +
-                " is not supported by this build (it reads version " +
-                std::to_string(kContainerVersion) + ")");
+    throw Error(where + ": " + unsupportedVersionText(get("format_version")));
   if (identity) *identity = {get("source_fingerprint"), get("policy"), get("converter")};
 
   ContainerFile file;

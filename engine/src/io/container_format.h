@@ -22,7 +22,9 @@
 namespace strata::io {
 
 inline constexpr const char* kContainerFormat = "strata-container";
-inline constexpr int kContainerVersion = 1;
+// Version 2: int4 scales are bf16 (version 1 stored f32; such containers must be converted
+// again, the reader says so).
+inline constexpr int kContainerVersion = 2;
 inline constexpr const char* kManifestName = "strata-container.json";
 inline constexpr const char* kResidentFileName = "resident.safetensors";
 inline constexpr uint64_t kExpertAlignment = 4096;  // O_DIRECT-friendly expert starts
@@ -30,8 +32,8 @@ inline constexpr uint64_t kResidentAlignment = 8;   // data section start of the
 
 std::string expertFileName(int layer);  // "experts-003.safetensors"
 
-// How one tensor is stored. Int8/Int4 follow quant/int_quant.h (codes + one f32 scale per group
-// of columns); F32/BF16 hold the values themselves.
+// How one tensor is stored. Int8/Int4 follow quant/int_quant.h (codes + one scale per group of
+// columns: f32 for int8, bf16 for int4); F32/BF16 hold the values themselves.
 enum class QuantFormat { F32, BF16, Int8, Int4 };
 std::string_view quantFormatName(QuantFormat format);  // "f32", "bf16", "int8", "int4"
 std::optional<QuantFormat> parseQuantFormat(std::string_view name);
@@ -43,7 +45,8 @@ std::optional<uint64_t> parseHex64(std::string_view text);
 
 // One logical tensor (a Hugging Face name) as stored. Integer formats store their codes under
 // the tensor's name (I8 [rows, paddedCols] or U8 [rows, paddedCols / 2]) and their scales under
-// `<name>.scales` (F32 [rows, paddedCols / groupSize]). F32/BF16 store the logical shape.
+// `<name>.scales` (F32 or, for int4, BF16 [rows, paddedCols / groupSize]). F32/BF16 store the
+// logical shape.
 struct TensorEntry {
   std::string name;
   QuantFormat format = QuantFormat::F32;
@@ -64,6 +67,7 @@ struct TensorEntry {
   uint64_t dataBytes() const;
   std::vector<int64_t> scalesShape() const;
   uint64_t scalesBytes() const;  // 0 for F32/BF16
+  DType scalesDType() const;     // F32 (int8) or BF16 (int4)
   std::string scalesName() const { return name + ".scales"; }
 
   // A tensor stored in `format`; requestedGroup 0 means one scale per row (integer formats).
@@ -138,6 +142,9 @@ struct ContainerManifest {
 };
 std::string formatManifest(const ContainerManifest& manifest);
 ContainerManifest parseManifest(const std::string& text, const std::string& where);
+
+// Why a container of format `version` cannot be read (and, for an older one, what to do).
+std::string unsupportedVersionText(const std::string& version);
 
 // Reads the container fields of one file's "__metadata__"; `where` names the file in errors.
 // The result has its tensor and expert lists but no layout (call layoutFile).

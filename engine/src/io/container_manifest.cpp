@@ -53,9 +53,7 @@ ContainerManifest parseManifest(const std::string& text, const std::string& wher
   if (!root.contains("format_version") || !root["format_version"].is_number_integer())
     fail("\"format_version\" must be an integer");
   if (root["format_version"].get<int>() != kContainerVersion)
-    fail("container format version " + root["format_version"].dump() +
-         " is not supported by this build (it reads version " + std::to_string(kContainerVersion) +
-         ")");
+    fail(unsupportedVersionText(root["format_version"].dump()));
   ContainerManifest m;
   try {
     m.identity.sourceFingerprint = root.at("source_fingerprint").get<std::string>();

@@ -5,7 +5,8 @@
 // SIMD paths are bit-exact against the scalar reference:
 //
 // Both formats: per 32-column block b, an exact integer sum isum_b = sum(wcode * acode), then
-// f32 partial sums lane[b % L] += (wscale[group(b)] * ascale[b]) * float(isum_b), folded at the
+// f32 partial sums lane[b % L] += (wscale[group(b)] * ascale[b]) * float(isum_b), with int4's
+// bf16 wscale widened to f32 (exact), folded at the
 // end in a fixed order. Several lanes break the chain of dependent adds.
 // Int8: L = 4, y = (lane0 + lane1) + (lane2 + lane3).
 // Int4: L = 16 (four chunks of four blocks, so a kernel reduces four chunks' integer sums
@@ -20,6 +21,7 @@
 // this project's machine than one row in address order. Each input's number is exactly the
 // one defined above, so it does not depend on the batch (speculative verification relies on
 // that).
+#include <bit>
 #include <cstdint>
 #include <string_view>
 
@@ -34,7 +36,7 @@ inline constexpr int64_t kPrefetchBytes = 4096;
 
 struct IntRowArgs {
   const uint8_t* weights;      // one row in the quant/int_quant.h layout
-  const float* weightScales;   // the row's group scales
+  const void* weightScales;    // the row's group scales: f32 for int8 rows, bf16 for int4 rows
   int groupShift;              // group(b) = b >> groupShift (log2 of blocks per group)
   int inputs;                  // 1 .. kMaxDotInputs activation rows, stored one after another:
   const int8_t* codes;         //   paddedCols codes each, arranged for the weight format,
@@ -42,6 +44,17 @@ struct IntRowArgs {
   const int32_t* int4Offsets;  //   int4 only: paddedCols / 32, per block 8 * sum(acodes)
   int64_t paddedCols;          // multiple of 128
 };
+
+inline const float* int8Scales(const IntRowArgs& a) {
+  return static_cast<const float*>(a.weightScales);
+}
+inline const uint16_t* int4Scales(const IntRowArgs& a) {
+  return static_cast<const uint16_t*>(a.weightScales);
+}
+// Int4 group g's scale widened (bf16 is the top half of an f32: exact).
+inline float int4Scale(const IntRowArgs& a, int64_t g) {
+  return std::bit_cast<float>(static_cast<uint32_t>(int4Scales(a)[g]) << 16);
+}
 
 // The arguments for input i alone.
 inline IntRowArgs input(const IntRowArgs& a, int i) {

@@ -26,7 +26,7 @@ float int8Row(const IntRowArgs& a) {
       const __m256i products = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(w, x));
       sums[k] = _mm256_madd_epi16(products, ones);
     }
-    lanes = accumulate4(lanes, reduceFour(sums[0], sums[1], sums[2], sums[3]), a, chunk * 4);
+    lanes = accumulate4<false>(lanes, reduceFour(sums[0], sums[1], sums[2], sums[3]), a, chunk * 4);
   }
   return finish(lanes);
 }
@@ -56,7 +56,7 @@ float int4Row(const IntRowArgs& a) {
     const __m128i isums =
         _mm_sub_epi32(_mm256_castsi256_si128(blocks),
                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.int4Offsets + chunk * 4)));
-    lanes[chunk % 4] = accumulate4(lanes[chunk % 4], isums, a, chunk * 4);
+    lanes[chunk % 4] = accumulate4<true>(lanes[chunk % 4], isums, a, chunk * 4);
   }
   // lanes[c] holds lane[4c .. 4c+3]: l8 = lanes 0+2 | 1+3, then l4, l2, y.
   const __m128 l4 = _mm_add_ps(_mm_add_ps(lanes[0], lanes[2]), _mm_add_ps(lanes[1], lanes[3]));

@@ -30,7 +30,7 @@ __m512 spreadFour(__m128 v) {
 // The row's weight scales of the chunk's four blocks.
 template <Groups g>
 __m128 blockScales(const IntRowArgs& a, int64_t chunk) {
-  const float* s = a.weightScales;
+  const float* s = int8Scales(a);
   if constexpr (g == Groups::PerBlock)
     return _mm_loadu_ps(s + chunk * 4);
   else if constexpr (g == Groups::PerPair)
@@ -40,15 +40,17 @@ __m128 blockScales(const IntRowArgs& a, int64_t chunk) {
 }
 
 // Int4 runs quads of four chunks: 16 blocks, one per f32 lane (int_dot.h's lane[b % 16]).
-// G = min(groupShift, 4); the row's weight scales of the quad's blocks, zero past `blocks`.
+// G = min(groupShift, 4); the row's weight scales of the quad's blocks (bf16, widened), zero
+// past `blocks`.
 template <int G>
 __m512 quadWeightScales(const IntRowArgs& a, int64_t first, int blocks) {
   if constexpr (G == 4) {  // a group spans the whole quad
-    return _mm512_set1_ps(a.weightScales[first >> a.groupShift]);
+    return _mm512_set1_ps(int4Scale(a, first >> a.groupShift));
   } else {
     const int groups = (blocks + (1 << G) - 1) >> G;
-    const __m512 v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << groups) - 1),
-                                           a.weightScales + (first >> G));
+    const __m256i bits = _mm256_maskz_loadu_epi16(static_cast<__mmask16>((1u << groups) - 1),
+                                                  int4Scales(a) + (first >> G));
+    const __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
     if constexpr (G == 0) return v;
     const __m512i index =
         _mm512_setr_epi32(0 >> G, 1 >> G, 2 >> G, 3 >> G, 4 >> G, 5 >> G, 6 >> G, 7 >> G, 8 >> G,

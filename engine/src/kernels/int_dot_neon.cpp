@@ -9,22 +9,40 @@
 namespace strata::kernels {
 namespace {
 
+// Weight scale of group g: f32 (int8 rows) or bf16 widened (int4 rows).
+template <bool kInt4>
+float weightScale(const IntRowArgs& a, int64_t g) {
+  if constexpr (kInt4)
+    return int4Scale(a, g);
+  else
+    return int8Scales(a)[g];
+}
+
 // Weight scales of blocks first .. first + 3.
+template <bool kInt4>
 float32x4_t weightScales4(const IntRowArgs& a, int64_t first) {
-  const float* s = a.weightScales;
   switch (a.groupShift) {
-    case 0: return vld1q_f32(s + first);
+    case 0:
+      if constexpr (kInt4)
+        return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(int4Scales(a) + first), 16));
+      else
+        return vld1q_f32(int8Scales(a) + first);
     case 1: {
-      const float pair[4] = {s[first >> 1], s[first >> 1], s[(first >> 1) + 1], s[(first >> 1) + 1]};
+      const float s0 = weightScale<kInt4>(a, first >> 1),
+                  s1 = weightScale<kInt4>(a, (first >> 1) + 1);
+      const float pair[4] = {s0, s0, s1, s1};
       return vld1q_f32(pair);
     }
-    default: return vdupq_n_f32(s[first >> a.groupShift]);
+    default:
+      return vdupq_n_f32(weightScale<kInt4>(a, first >> a.groupShift));
   }
 }
 
 // lanes += (wscale * ascale) * float(isum) for the four blocks starting at `first`.
+template <bool kInt4>
 float32x4_t accumulate4(float32x4_t lanes, int32x4_t isums, const IntRowArgs& a, int64_t first) {
-  const float32x4_t scale = vmulq_f32(weightScales4(a, first), vld1q_f32(a.actScales + first));
+  const float32x4_t scale =
+      vmulq_f32(weightScales4<kInt4>(a, first), vld1q_f32(a.actScales + first));
   return vaddq_f32(lanes, vmulq_f32(scale, vcvtq_f32_s32(isums)));
 }
 
@@ -43,7 +61,7 @@ float int8Row(const IntRowArgs& a) {
       d[k] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), vld1q_s8(w + offset), vld1q_s8(a.codes + offset)),
                        vld1q_s8(w + offset + 16), vld1q_s8(a.codes + offset + 16));
     }
-    lanes = accumulate4(lanes, blockSums(d[0], d[1], d[2], d[3]), a, chunk * 4);
+    lanes = accumulate4<false>(lanes, blockSums(d[0], d[1], d[2], d[3]), a, chunk * 4);
   }
   return (vgetq_lane_f32(lanes, 0) + vgetq_lane_f32(lanes, 1)) +
          (vgetq_lane_f32(lanes, 2) + vgetq_lane_f32(lanes, 3));
@@ -65,7 +83,7 @@ float int4Row(const IntRowArgs& a) {
     }
     const int32x4_t isums =
         vsubq_s32(blockSums(d[0], d[1], d[2], d[3]), vld1q_s32(a.int4Offsets + chunk * 4));
-    lanes[chunk % 4] = accumulate4(lanes[chunk % 4], isums, a, chunk * 4);
+    lanes[chunk % 4] = accumulate4<true>(lanes[chunk % 4], isums, a, chunk * 4);
   }
   // lanes[c] holds lane[4c .. 4c+3]: l8 = lanes 0+2 | 1+3, l4 = their sum, then l2 and y.
   const float32x4_t l4 = vaddq_f32(vaddq_f32(lanes[0], lanes[2]), vaddq_f32(lanes[1], lanes[3]));

@@ -4,9 +4,9 @@
 namespace strata::kernels {
 namespace {
 
-// The shared f32 part: lane[b % 4] += (wscale * ascale) * float(isum).
+// The int8 f32 part: lane[b % 4] += (wscale * ascale) * float(isum).
 void accumulate(float* lanes, const IntRowArgs& a, int64_t b, int32_t isum) {
-  const float scale = a.weightScales[b >> a.groupShift] * a.actScales[b];
+  const float scale = int8Scales(a)[b >> a.groupShift] * a.actScales[b];
   lanes[b % 4] += scale * static_cast<float>(isum);
 }
 
@@ -33,7 +33,7 @@ float int4Row(const IntRowArgs& a) {
     int32_t isum = 0;
     for (int t = 0; t < 16; ++t) isum += (w[t] & 0x0F) * low[t] + (w[t] >> 4) * high[t];
     isum -= a.int4Offsets[b];  // the +8 of the codes
-    const float scale = a.weightScales[b >> a.groupShift] * a.actScales[b];
+    const float scale = int4Scale(a, b >> a.groupShift) * a.actScales[b];
     lanes[b % 16] += scale * static_cast<float>(isum);
   }
   float l8[8], l4[4], l2[2];

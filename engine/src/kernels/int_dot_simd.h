@@ -7,22 +7,42 @@
 
 namespace strata::kernels {
 
+// Weight scale of group g: f32 (int8 rows) or bf16 widened (int4 rows).
+template <bool kInt4>
+inline float weightScale(const IntRowArgs& a, int64_t g) {
+  if constexpr (kInt4)
+    return int4Scale(a, g);
+  else
+    return int8Scales(a)[g];
+}
+
 // Weight scales of blocks first .. first+3.
-inline __m128 weightScales4(const float* scales, int groupShift, int64_t first) {
-  switch (groupShift) {
-    case 0: return _mm_loadu_ps(scales + first);
+template <bool kInt4>
+inline __m128 weightScales4(const IntRowArgs& a, int64_t first) {
+  switch (a.groupShift) {
+    case 0:
+      if constexpr (kInt4) {
+        const __m128i bits =
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(int4Scales(a) + first));
+        return _mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(bits), 16));
+      } else {
+        return _mm_loadu_ps(int8Scales(a) + first);
+      }
     case 1: {
-      const float a = scales[first >> 1], b = scales[(first >> 1) + 1];
-      return _mm_setr_ps(a, a, b, b);
+      const float s0 = weightScale<kInt4>(a, first >> 1),
+                  s1 = weightScale<kInt4>(a, (first >> 1) + 1);
+      return _mm_setr_ps(s0, s0, s1, s1);
     }
-    default: return _mm_set1_ps(scales[first >> groupShift]);
+    default:
+      return _mm_set1_ps(weightScale<kInt4>(a, first >> a.groupShift));
   }
 }
 
 // lanes += (wscale * ascale) * float(isum) for the four blocks starting at `first`.
+template <bool kInt4>
 inline __m128 accumulate4(__m128 lanes, __m128i isum, const IntRowArgs& a, int64_t first) {
-  const __m128 scale = _mm_mul_ps(weightScales4(a.weightScales, a.groupShift, first),
-                                  _mm_loadu_ps(a.actScales + first));
+  const __m128 scale =
+      _mm_mul_ps(weightScales4<kInt4>(a, first), _mm_loadu_ps(a.actScales + first));
   return _mm_add_ps(lanes, _mm_mul_ps(scale, _mm_cvtepi32_ps(isum)));
 }
 

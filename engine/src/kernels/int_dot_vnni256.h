@@ -11,6 +11,8 @@
 // safe because no code is -128.
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "kernels/int_dot.h"
 
 #ifndef STRATA_DPBUSD
@@ -27,22 +29,40 @@ static_assert(kMaxDotInputs == 4, "the kernels below are written for up to four 
 // lane[0..7] and lane[8..15] of int_dot.h. A row with an odd chunk count ends in a half pair
 // whose upper four lanes add zeros, which leaves them unchanged.
 
-// The row's weight scales of blocks first .. first + 7 (upper four zero in a half pair);
-// G = min(groupShift, 3).
+// Four bf16 scales widened to f32 (exact: a shift into the top half).
+__m128 widenBf16x4(__m128i bits) {
+  return _mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(bits), 16));
+}
+
+// The row's weight scales (bf16) of blocks first .. first + 7 (upper four zero in a half
+// pair); G = min(groupShift, 3).
 template <int G, bool kFull>
 __m256 pairWeightScales(const IntRowArgs& a, int64_t first) {
-  const float* s = a.weightScales;
+  const uint16_t* s = int4Scales(a);
   if constexpr (G >= 3) {  // one group covers the pair
-    return _mm256_set1_ps(s[first >> a.groupShift]);
+    return _mm256_set1_ps(int4Scale(a, first >> a.groupShift));
   } else if constexpr (G == 2) {
-    const __m128 low = _mm_set1_ps(s[first >> 2]);
-    return _mm256_setr_m128(low, kFull ? _mm_set1_ps(s[(first >> 2) + 1]) : _mm_setzero_ps());
-  } else if constexpr (G == 1) {
-    const __m128 v = kFull ? _mm_loadu_ps(s + (first >> 1))
-                           : _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s + (first >> 1))));
+    const __m128 low = _mm_set1_ps(int4Scale(a, first >> 2));
+    return _mm256_setr_m128(low,
+                            kFull ? _mm_set1_ps(int4Scale(a, (first >> 2) + 1)) : _mm_setzero_ps());
+  } else if constexpr (G == 1) {  // four groups (two in a half pair)
+    const uint16_t* p = s + (first >> 1);
+    __m128i bits;
+    if constexpr (kFull) {
+      bits = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    } else {
+      uint32_t two;
+      std::memcpy(&two, p, sizeof two);
+      bits = _mm_cvtsi32_si128(static_cast<int>(two));
+    }
+    const __m128 v = widenBf16x4(bits);
     return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
   } else {
-    return kFull ? _mm256_loadu_ps(s + first) : _mm256_zextps128_ps256(_mm_loadu_ps(s + first));
+    const __m128 low = widenBf16x4(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + first)));
+    if constexpr (!kFull) return _mm256_zextps128_ps256(low);
+    const __m128 high =
+        widenBf16x4(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + first + 4)));
+    return _mm256_setr_m128(low, high);
   }
 }
 
@@ -157,7 +177,7 @@ void dotInt4Vnni256(const IntRowArgs& a, float* out, int64_t outStride) {
 
 // The row's weight scales of blocks first .. first + 3.
 __m128 chunkWeightScales(const IntRowArgs& a, int64_t first) {
-  const float* s = a.weightScales;
+  const float* s = int8Scales(a);
   switch (a.groupShift) {
     case 0: return _mm_loadu_ps(s + first);
     case 1: return _mm_setr_ps(s[first >> 1], s[first >> 1], s[(first >> 1) + 1], s[(first >> 1) + 1]);

@@ -1,6 +1,7 @@
 #include "kernels/row_product.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "kernels/matmul.h"
 
@@ -63,8 +64,16 @@ void RowProduct::computeRow(int64_t r, std::vector<float>& scratch) const {
       return;
     case Path::Integer: {
       const quant::QuantizedMatrix& w = *quantized_;
-      IntRowArgs args{w.codes() + r * w.rowBytes(), w.scaleValues() + r * w.groupsPerRow(),
-                      groupShift_, 0, nullptr, nullptr, nullptr, w.paddedCols};
+      const auto* scales = static_cast<const std::byte*>(w.scaleData()) +
+                           r * w.groupsPerRow() * quant::scaleWidth(w.format);
+      IntRowArgs args{w.codes() + r * w.rowBytes(),
+                      scales,
+                      groupShift_,
+                      0,
+                      nullptr,
+                      nullptr,
+                      nullptr,
+                      w.paddedCols};
       // The row meets the inputs a few at a time while its bytes are in cache.
       for (int64_t i = 0; i < n_; i += kMaxDotInputs) {
         args.inputs = static_cast<int>(std::min<int64_t>(kMaxDotInputs, n_ - i));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "quant/convert.h"
 #include "strata/error.h"
 
 namespace strata::quant {
@@ -55,7 +56,10 @@ QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols,
   m.paddedCols = quantizedPaddedCols(cols, groupSize);
   m.groupSize = groupSize == 0 ? m.paddedCols : groupSize;
   m.data.assign(static_cast<size_t>(rows * m.rowBytes()), 0);
-  m.scales.assign(static_cast<size_t>(rows * m.groupsPerRow()), 0.0f);
+  if (format == IntFormat::Int8)
+    m.scales.assign(static_cast<size_t>(rows * m.groupsPerRow()), 0.0f);
+  else
+    m.bf16Scales.assign(static_cast<size_t>(rows * m.groupsPerRow()), 0);
   const int qmax = qmaxOf(format);
 
   for (int64_t r = 0; r < rows; ++r) {
@@ -66,8 +70,14 @@ QuantizedMatrix quantizeMatrix(const float* weights, int64_t rows, int64_t cols,
       const int64_t end = std::min(begin + m.groupSize, cols);
       float amax = 0.0f;
       for (int64_t c = begin; c < end; ++c) amax = std::max(amax, std::fabs(w[c]));
-      const float scale = amax / static_cast<float>(qmax);
-      m.scales[static_cast<size_t>(r * m.groupsPerRow() + g)] = scale;
+      float scale = amax / static_cast<float>(qmax);
+      const auto at = static_cast<size_t>(r * m.groupsPerRow() + g);
+      if (format == IntFormat::Int8) {
+        m.scales[at] = scale;
+      } else {
+        m.bf16Scales[at] = f32ToBf16(scale);
+        scale = bf16ToF32(m.bf16Scales[at]);  // codes against the scale the kernels will use
+      }
       for (int64_t c = begin; c < end; ++c) {
         const int q = encode(w[c], scale, qmax);
         if (format == IntFormat::Int8) {
@@ -101,12 +111,16 @@ int quantCode(const QuantizedMatrix& m, int64_t row, int64_t col) {
   return (within < 16 ? (byte & 0x0F) : (byte >> 4)) - 8;
 }
 
+float QuantizedMatrix::scale(int64_t r, int64_t g) const {
+  const int64_t at = r * groupsPerRow() + g;
+  return format == IntFormat::Int8 ? scaleValues()[at] : bf16ToF32(bf16ScaleValues()[at]);
+}
+
 void dequantizeRow(const QuantizedMatrix& m, int64_t row, float* out) {
-  const float* scales = m.scaleValues() + row * m.groupsPerRow();
   const uint8_t* data = m.codes() + row * m.rowBytes();
   // Whole 32-column blocks at a time (one scale each); the last block may be partial.
   for (int64_t block = 0; block * kBlock < m.cols; ++block) {
-    const float scale = scales[block * kBlock / m.groupSize];
+    const float scale = m.scale(row, block * kBlock / m.groupSize);
     float values[kBlock];
     if (m.format == IntFormat::Int8) {
       for (int j = 0; j < kBlock; ++j) values[j] = static_cast<float>(static_cast<int8_t>(data[block * kBlock + j]));

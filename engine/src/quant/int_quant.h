@@ -3,8 +3,12 @@
 //
 // Weights [rows x cols] are quantized symmetrically per group of `groupSize` consecutive
 // columns of a row: scale = max|w| / qmax, q = round(w / scale), w ~= q * scale, with
-// qmax = 127 (int8) or 7 (int4). Codes never use -128 / -8, so negating a code cannot
-// overflow (the SIMD sign trick relies on it). Rows are zero-padded to `paddedCols`, a
+// qmax = 127 (int8) or 7 (int4). Int8 scales are f32. Int4 scales are bf16 (the f32 scale
+// rounded to nearest, and the codes chosen against that stored scale): with 32-column groups
+// an f32 scale was a fifth of an int4 matrix's bytes, 16 bits cut it to a tenth (5 -> 4.5
+// bits per weight), and bf16 keeps f32's range, so no group's scale under- or overflows.
+// Codes never use -128 / -8, so negating a code cannot overflow (the SIMD sign trick relies
+// on it). Rows are zero-padded to `paddedCols`, a
 // multiple of both the group size and 128, so every kernel sees whole 128-column chunks.
 //
 // Int8 layout: one signed byte per column, row-major.
@@ -22,28 +26,40 @@ enum class IntFormat { Int8, Int4 };
 inline constexpr int64_t kChunk = 128;    // padding unit of quantized rows
 inline constexpr int64_t kBlock = 32;     // activation block (one scale per 32 values)
 
+// Bytes of one stored scale: f32 for int8, bf16 for int4.
+inline int64_t scaleWidth(IntFormat format) { return format == IntFormat::Int8 ? 4 : 2; }
+
 // Codes and scales live either in the matrix's own vectors or, for a view, in memory that
-// `owner` keeps alive (a streamed expert's read buffer: no copy). Readers use codes() and
-// scaleValues(), which work for both.
+// `owner` keeps alive (a streamed expert's read buffer: no copy). Readers use codes(),
+// scaleValues() (int8) and bf16ScaleValues() (int4), which work for both.
 struct QuantizedMatrix {
   IntFormat format = IntFormat::Int8;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t paddedCols = 0;
-  int64_t groupSize = 0;      // columns per scale; paddedCols for per-row scales
-  std::vector<uint8_t> data;  // rows * rowBytes() (empty for a view)
-  std::vector<float> scales;  // rows * groupsPerRow() (empty for a view)
+  int64_t groupSize = 0;             // columns per scale; paddedCols for per-row scales
+  std::vector<uint8_t> data;         // rows * rowBytes() (empty for a view)
+  std::vector<float> scales;         // int8: rows * groupsPerRow() (empty for a view)
+  std::vector<uint16_t> bf16Scales;  // int4: rows * groupsPerRow() (empty for a view)
   const uint8_t* viewCodes = nullptr;
-  const float* viewScales = nullptr;
+  const void* viewScales = nullptr;   // f32 (int8) or bf16 (int4)
   std::shared_ptr<const void> owner;  // keeps a view's memory alive
 
   int64_t rowBytes() const { return format == IntFormat::Int8 ? paddedCols : paddedCols / 2; }
   int64_t groupsPerRow() const { return paddedCols / groupSize; }
   const uint8_t* codes() const { return viewCodes ? viewCodes : data.data(); }
-  const float* scaleValues() const { return viewScales ? viewScales : scales.data(); }
+  // The stored scales as bytes (scaleBytes() of them), whatever their type.
+  const void* scaleData() const {
+    if (viewScales) return viewScales;
+    return format == IntFormat::Int8 ? static_cast<const void*>(scales.data()) : bf16Scales.data();
+  }
+  const float* scaleValues() const { return static_cast<const float*>(scaleData()); }
+  const uint16_t* bf16ScaleValues() const { return static_cast<const uint16_t*>(scaleData()); }
+  // Group g of row r's scale, widened to f32.
+  float scale(int64_t r, int64_t g) const;
   int64_t codeBytes() const { return rows * rowBytes(); }
   int64_t scaleBytes() const {  // (an empty matrix, e.g. an f32 Matrix's, has no group size)
-    return groupSize > 0 ? rows * groupsPerRow() * static_cast<int64_t>(sizeof(float)) : 0;
+    return groupSize > 0 ? rows * groupsPerRow() * scaleWidth(format) : 0;
   }
   int64_t bytes() const { return codeBytes() + scaleBytes(); }
 };

@@ -126,8 +126,19 @@ void fillRows(const io::TensorEntry& e, const ValueRule& rule, uint64_t tensorSe
         const bool int8 = e.format == io::QuantFormat::Int8;
         int8 ? int8Row(rng, cols, e.paddedCols, out) : int4Row(rng, cols, e.paddedCols, out);
         const float scale = static_cast<float>(rule.value / (int8 ? int8CodeStd() : int4CodeStd()));
-        auto* rowScales = reinterpret_cast<float*>(scales) + i * groups;
-        for (int64_t g = 0; g < groups; ++g) rowScales[g] = g * e.groupSize < cols ? scale : 0.0f;
+        const int64_t width = int8 ? 4 : 2;  // f32 scales for int8, bf16 for int4
+        const uint16_t scaleBf16 = quant::f32ToBf16(scale);
+        for (int64_t g = 0; g < groups; ++g) {
+          std::byte* at = scales + (i * groups + g) * width;
+          const bool inside = g * e.groupSize < cols;
+          if (int8) {
+            const float value = inside ? scale : 0.0f;
+            std::memcpy(at, &value, 4);
+          } else {
+            const uint16_t value = inside ? scaleBf16 : 0;
+            std::memcpy(at, &value, 2);
+          }
+        }
         break;
       }
       case io::QuantFormat::BF16:

@@ -37,7 +37,7 @@ bool lockExpert(const model::FeedForwardWeights& w, bool lock) {
     const auto& q = m->quantized();
     for (auto [ptr, bytes] :
          {std::pair<const void*, size_t>{q.codes(), static_cast<size_t>(q.codeBytes())},
-          {q.scaleValues(), static_cast<size_t>(q.scaleBytes())}}) {
+          {q.scaleData(), static_cast<size_t>(q.scaleBytes())}}) {
       if (bytes == 0) continue;
       ok = (lock ? ::mlock(ptr, bytes) : ::munlock(ptr, bytes)) == 0 && ok;
     }
