@@ -58,11 +58,12 @@ __m256 pairWeightScales(const IntRowArgs& a, int64_t first) {
     const __m128 v = widenBf16x4(bits);
     return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
   } else {
-    const __m128 low = widenBf16x4(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + first)));
-    if constexpr (!kFull) return _mm256_zextps128_ps256(low);
-    const __m128 high =
-        widenBf16x4(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + first + 4)));
-    return _mm256_setr_m128(low, high);
+    if constexpr (kFull) {  // eight scales: one widening load and a shift
+      const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + first));
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+    }
+    return _mm256_zextps128_ps256(
+        widenBf16x4(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + first))));
   }
 }
 
