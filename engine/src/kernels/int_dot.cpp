@@ -61,11 +61,13 @@ bool pathAvailable(IntKernelPath path) {
 #endif
 }
 
-// The 256-bit VNNI kernels come before the zmm ones: on this project's Zen 4 machine (512-bit
-// operations run as two 256-bit halves) they stream int4 weights 5-15 % faster and int8 as
-// fast (`strata-cli bench kernels` measures every path; a setting forces one).
+// The zmm kernels come first. With f32 int4 scales the 256-bit ones streamed int4 5-15 % faster
+// on this project's Zen 4 machine (512-bit operations run as two 256-bit halves); with bf16
+// scales the zmm ones won end to end there: in-memory decode of the synthetic medium model
+// 4-17 % faster per step in five alternating pairs, prefill 6-8 % (`strata-cli bench decode`;
+// `bench kernels` measures every path; a setting forces one).
 IntKernelPath bestIntPath() {
-  for (IntKernelPath p : {IntKernelPath::Avx512Vnni256, IntKernelPath::Avx512Vnni,
+  for (IntKernelPath p : {IntKernelPath::Avx512Vnni, IntKernelPath::Avx512Vnni256,
                           IntKernelPath::AvxVnni, IntKernelPath::Avx2, IntKernelPath::NeonDot})
     if (pathAvailable(p)) return p;
   return IntKernelPath::Scalar;
