@@ -6,8 +6,8 @@
 //
 // Both formats: per 32-column block b, an exact integer sum isum_b = sum(wcode * acode), then
 // f32 partial sums lane[b % L] += (wscale[group(b)] * ascale[b]) * float(isum_b), with int4's
-// bf16 wscale widened to f32 (exact), folded at the
-// end in a fixed order. Several lanes break the chain of dependent adds.
+// bf16 wscale widened to f32 (exact), folded at the end in a fixed order. Several lanes break
+// the chain of dependent adds.
 // Int8: L = 4, y = (lane0 + lane1) + (lane2 + lane3).
 // Int4: L = 16 (four chunks of four blocks, so a kernel reduces four chunks' integer sums
 //   together), halves folded: l8[i] = lane[i] + lane[i+8], l4[i] = l8[i] + l8[i+4],
@@ -54,6 +54,14 @@ inline const uint16_t* int4Scales(const IntRowArgs& a) {
 // Int4 group g's scale widened (bf16 is the top half of an f32: exact).
 inline float int4Scale(const IntRowArgs& a, int64_t g) {
   return std::bit_cast<float>(static_cast<uint32_t>(int4Scales(a)[g]) << 16);
+}
+// Group g's weight scale as f32, for kernels written once for both formats.
+template <bool kInt4>
+inline float weightScale(const IntRowArgs& a, int64_t g) {
+  if constexpr (kInt4)
+    return int4Scale(a, g);
+  else
+    return int8Scales(a)[g];
 }
 
 // The arguments for input i alone.

@@ -9,15 +9,6 @@
 namespace strata::kernels {
 namespace {
 
-// Weight scale of group g: f32 (int8 rows) or bf16 widened (int4 rows).
-template <bool kInt4>
-float weightScale(const IntRowArgs& a, int64_t g) {
-  if constexpr (kInt4)
-    return int4Scale(a, g);
-  else
-    return int8Scales(a)[g];
-}
-
 // Weight scales of blocks first .. first + 3.
 template <bool kInt4>
 float32x4_t weightScales4(const IntRowArgs& a, int64_t first) {

@@ -7,15 +7,6 @@
 
 namespace strata::kernels {
 
-// Weight scale of group g: f32 (int8 rows) or bf16 widened (int4 rows).
-template <bool kInt4>
-inline float weightScale(const IntRowArgs& a, int64_t g) {
-  if constexpr (kInt4)
-    return int4Scale(a, g);
-  else
-    return int8Scales(a)[g];
-}
-
 // Weight scales of blocks first .. first+3.
 template <bool kInt4>
 inline __m128 weightScales4(const IntRowArgs& a, int64_t first) {
