@@ -371,7 +371,7 @@ ExpertMatrices Container::viewExpert(const ExpertLocation& loc, std::span<const 
   quant::QuantizedMatrix* parts[3] = {&m.gate, &m.up, &m.down};
   for (int p = 0; p < 3; ++p) {
     const ContainerTensor& t = tensors_[static_cast<size_t>(loc.tensors[p])];
-    if (t.scalesOffset % (t.entry.format == QuantFormat::Int4 ? 2 : 4) != 0)
+    if (t.scalesOffset % dtypeSize(t.entry.scalesDType()) != 0)
       throw Error(loc.file.string() + ": layer " + std::to_string(loc.layer) + " expert " +
                   std::to_string(loc.expert) + ": scales at an unaligned offset");
     *parts[p] = assembleView(t.entry, bytes.data() + (t.dataOffset - loc.offset),

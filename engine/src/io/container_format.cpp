@@ -213,8 +213,7 @@ std::vector<int64_t> TensorEntry::scalesShape() const {
 
 uint64_t TensorEntry::scalesBytes() const {
   if (!isInteger(format)) return 0;
-  return static_cast<uint64_t>(rows() * (paddedCols / groupSize)) *
-         (format == QuantFormat::Int4 ? 2 : 4);
+  return static_cast<uint64_t>(rows() * (paddedCols / groupSize)) * dtypeSize(scalesDType());
 }
 
 DType TensorEntry::scalesDType() const {

@@ -126,7 +126,7 @@ void fillRows(const io::TensorEntry& e, const ValueRule& rule, uint64_t tensorSe
         const bool int8 = e.format == io::QuantFormat::Int8;
         int8 ? int8Row(rng, cols, e.paddedCols, out) : int4Row(rng, cols, e.paddedCols, out);
         const float scale = static_cast<float>(rule.value / (int8 ? int8CodeStd() : int4CodeStd()));
-        const int64_t width = int8 ? 4 : 2;  // f32 scales for int8, bf16 for int4
+        const auto width = static_cast<int64_t>(io::dtypeSize(e.scalesDType()));  // f32 or bf16
         const uint16_t scaleBf16 = quant::f32ToBf16(scale);
         for (int64_t g = 0; g < groups; ++g) {
           std::byte* at = scales + (i * groups + g) * width;
