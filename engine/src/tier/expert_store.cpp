@@ -65,6 +65,7 @@ ExpertStore::ExpertStore(io::Container container, StoreSettings settings, UsageC
       const io::ExpertLocation& loc = container_.expert(layer, e);
       locations_.push_back(&loc);
       expertBytes_ = std::max<int64_t>(expertBytes_, static_cast<int64_t>(loc.bytes));
+      allExpertBytes_ += static_cast<int64_t>(loc.bytes);
     }
   }
   entries_.resize(locations_.size());
@@ -402,7 +403,9 @@ model::ExpertHandle ExpertStore::get(int layer, int expert) {
 
 bool ExpertStore::wantsPrediction() const {
   std::lock_guard lock(mutex_);
-  return settings_.prefetch;
+  // With every expert pinned nothing can miss, and the prediction's router pass (a serial
+  // matrix-vector product per layer) would only slow decoding down.
+  return settings_.prefetch && pinnedUsed_ < allExpertBytes_;
 }
 
 int64_t ExpertStore::residentBytes() const { return liveBytes_->load(); }

@@ -125,7 +125,8 @@ class ExpertStore final : public model::ExpertSource {
   std::vector<int> firstSlot_;  // by layer index: slot of expert 0, or -1
   std::vector<const io::ExpertLocation*> locations_;
   int expertsPerLayer_ = 0;
-  int64_t expertBytes_ = 0;
+  int64_t expertBytes_ = 0;     // the largest expert
+  int64_t allExpertBytes_ = 0;  // every expert
   UsageCounts history_;
   std::unique_ptr<PageCacheProbe> pageCache_;  // its own lock: snapshot() probes outside mutex_
 
