@@ -244,10 +244,14 @@ void computeRows(std::span<const RowProduct> products) {
 #pragma omp parallel if (work >= kParallelThreshold)
   {
     std::vector<float> scratch;  // a dequantized weight row, reused for every row of the thread
-    for (const RowProduct& p : products) {
+    shareRows(products, scratch);
+  }
+}
+
+void shareRows(std::span<const RowProduct> products, std::vector<float>& scratch) {
+  for (const RowProduct& p : products) {
 #pragma omp for schedule(static) nowait
-      for (int64_t r = 0; r < p.rows(); ++r) p.computeRow(r, scratch);
-    }
+    for (int64_t r = 0; r < p.rows(); ++r) p.computeRow(r, scratch);
   }
 }
 
@@ -260,8 +264,12 @@ void matmulMany(std::initializer_list<MatmulOutput> outputs, const float* x, int
                 const KernelConfig& config) {
   std::vector<RowProduct> products;
   products.reserve(outputs.size());
-  for (const MatmulOutput& o : outputs)
-    products.emplace_back(o.w, x, n, o.y, config.integerActivations, config.intKernels);
+  for (const MatmulOutput& o : outputs) {
+    if (products.empty())
+      products.emplace_back(o.w, x, n, o.y, config.integerActivations, config.intKernels);
+    else
+      products.emplace_back(o.w, products.front(), o.y);
+  }
   computeRows(products);
 }
 

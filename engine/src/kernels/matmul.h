@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <vector>
 
 #include "kernels/int_dot.h"
 #include "kernels/matrix.h"
@@ -39,6 +40,10 @@ void matmulMany(std::initializer_list<MatmulOutput> outputs, const float* x, int
 // The rows of every product, split across threads in one parallel region when their work
 // reaches kParallelThreshold.
 void computeRows(std::span<const RowProduct> products);
+// The same from inside a parallel region, called by every thread of it: each product's rows
+// split evenly across the threads, with no barrier at the end (the caller places one).
+// `scratch` is the calling thread's own.
+void shareRows(std::span<const RowProduct> products, std::vector<float>& scratch);
 
 // yr[i * rows] = wr . x[i] for the n activation rows x[i] (cols values each): one weight row,
 // loaded once, against every input. Multi-versioned for AVX-512 / AVX2 / baseline x86-64.

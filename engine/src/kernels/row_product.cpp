@@ -9,7 +9,38 @@ namespace strata::kernels {
 
 RowProduct::RowProduct(const Matrix& w, const float* x, int64_t n, float* y, bool integer,
                        const IntKernels& kernels)
-    : x_(x), n_(n), y_(y), rows_(w.rows()), cols_(w.cols()) {
+    : x_(x), n_(n), y_(y), rows_(w.rows()), cols_(w.cols()), integer_(integer), kernels_(kernels) {
+  selectPath(w);
+  if (path_ == Path::Integer) prepareInteger(nullptr);
+}
+
+RowProduct::RowProduct(const quant::QuantizedMatrix& w, const float* x, int64_t n, float* y,
+                       bool integer, const IntKernels& kernels)
+    : path_(integer ? Path::Integer : Path::Dequant),
+      quantized_(&w),
+      x_(x),
+      n_(n),
+      y_(y),
+      rows_(w.rows),
+      cols_(w.cols),
+      integer_(integer),
+      kernels_(kernels) {
+  if (integer) prepareInteger(nullptr);
+}
+
+RowProduct::RowProduct(const Matrix& w, const RowProduct& sameInput, float* y)
+    : x_(sameInput.x_),
+      n_(sameInput.n_),
+      y_(y),
+      rows_(w.rows()),
+      cols_(w.cols()),
+      integer_(sameInput.integer_),
+      kernels_(sameInput.kernels_) {
+  selectPath(w);
+  if (path_ == Path::Integer) prepareInteger(&sameInput);
+}
+
+void RowProduct::selectPath(const Matrix& w) {
   switch (w.format()) {
     case WeightFormat::F32:
       path_ = Path::F32;
@@ -22,30 +53,30 @@ RowProduct::RowProduct(const Matrix& w, const float* x, int64_t n, float* y, boo
     case WeightFormat::Int8:
     case WeightFormat::Int4:
       quantized_ = &w.quantized();
-      path_ = integer ? Path::Integer : Path::Dequant;
-      if (integer) prepareInteger(kernels);
+      path_ = integer_ ? Path::Integer : Path::Dequant;
       return;
   }
 }
 
-RowProduct::RowProduct(const quant::QuantizedMatrix& w, const float* x, int64_t n, float* y,
-                       bool integer, const IntKernels& kernels)
-    : path_(integer ? Path::Integer : Path::Dequant), quantized_(&w), x_(x), n_(n), y_(y),
-      rows_(w.rows), cols_(w.cols) {
-  if (integer) prepareInteger(kernels);
-}
-
-void RowProduct::prepareInteger(const IntKernels& kernels) {
+void RowProduct::prepareInteger(const RowProduct* sameInput) {
   const quant::QuantizedMatrix& w = *quantized_;
-  activations_ = quant::quantizeActivations(x_, n_, w.cols, w.paddedCols, w.format);
-  rowDot_ = w.format == quant::IntFormat::Int8 ? kernels.int8 : kernels.int4;
+  rowDot_ = w.format == quant::IntFormat::Int8 ? kernels_.int8 : kernels_.int4;
   blocks_ = w.paddedCols / quant::kBlock;
   groupShift_ = groupShiftOf(w.groupSize, w.paddedCols);
+  if (sameInput && sameInput->input_ && sameInput->cols_ == cols_ &&
+      sameInput->quantized_->format == w.format &&
+      sameInput->quantized_->paddedCols == w.paddedCols) {
+    input_ = sameInput->input_;
+    return;
+  }
+  auto input = std::make_shared<IntegerInput>();
+  input->activations = quant::quantizeActivations(x_, n_, w.cols, w.paddedCols, w.format);
   // Int4: the kernels subtract the codes' +8 once per block, 8 * the block's activation sum.
-  const std::vector<int32_t>& parts = activations_.int4Offsets;
-  int4Offsets_.resize(parts.size() / 4);
-  for (size_t b = 0; b < int4Offsets_.size(); ++b)
-    int4Offsets_[b] = parts[4 * b] + parts[4 * b + 1] + parts[4 * b + 2] + parts[4 * b + 3];
+  const std::vector<int32_t>& parts = input->activations.int4Offsets;
+  input->int4Offsets.resize(parts.size() / 4);
+  for (size_t b = 0; b < input->int4Offsets.size(); ++b)
+    input->int4Offsets[b] = parts[4 * b] + parts[4 * b + 1] + parts[4 * b + 2] + parts[4 * b + 3];
+  input_ = std::move(input);
 }
 
 void RowProduct::computeRow(int64_t r, std::vector<float>& scratch) const {
@@ -77,9 +108,10 @@ void RowProduct::computeRow(int64_t r, std::vector<float>& scratch) const {
       // The row meets the inputs a few at a time while its bytes are in cache.
       for (int64_t i = 0; i < n_; i += kMaxDotInputs) {
         args.inputs = static_cast<int>(std::min<int64_t>(kMaxDotInputs, n_ - i));
-        args.codes = activations_.codes.data() + i * w.paddedCols;
-        args.actScales = activations_.scales.data() + i * blocks_;
-        if (!int4Offsets_.empty()) args.int4Offsets = int4Offsets_.data() + i * blocks_;
+        args.codes = input_->activations.codes.data() + i * w.paddedCols;
+        args.actScales = input_->activations.scales.data() + i * blocks_;
+        if (!input_->int4Offsets.empty())
+          args.int4Offsets = input_->int4Offsets.data() + i * blocks_;
         rowDot_(args, yr + i * rows_, rows_);
       }
       return;

@@ -4,6 +4,7 @@
 // whichever thread computes it, alone or beside other products. matmul() runs one product's
 // rows in a parallel loop; matmulMany() runs several products' rows in one parallel region.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernels/int_dot.h"
@@ -22,6 +23,10 @@ class RowProduct {
   // Quantized weights alone (the kernels' own tests and benchmarks).
   RowProduct(const quant::QuantizedMatrix& w, const float* x, int64_t n, float* y, bool integer,
              const IntKernels& kernels);
+  // Another matrix against `sameInput`'s activations: their int8 quantization is shared when
+  // both matrices read it in the same layout (decode's gate and up products of every expert
+  // read one token), so it is computed once. The numbers are those of a product of its own.
+  RowProduct(const Matrix& w, const RowProduct& sameInput, float* y);
 
   int64_t rows() const { return rows_; }
   int64_t multiplyAdds() const { return rows_ * cols_ * n_; }
@@ -29,7 +34,8 @@ class RowProduct {
   void computeRow(int64_t r, std::vector<float>& scratch) const;
 
  private:
-  void prepareInteger(const IntKernels& kernels);
+  void selectPath(const Matrix& w);
+  void prepareInteger(const RowProduct* sameInput);
 
   Path path_;
   const Matrix* matrix_ = nullptr;                // F32, Bf16
@@ -38,9 +44,15 @@ class RowProduct {
   int64_t n_;
   float* y_;
   int64_t rows_, cols_;
-  // Integer path: the activations, quantized once for all rows.
-  quant::QuantizedActivations activations_;
-  std::vector<int32_t> int4Offsets_;
+  // Integer path: the activations, quantized once for all rows (and all products sharing them),
+  // and for int4 weights the per-block offset sums the kernels subtract.
+  struct IntegerInput {
+    quant::QuantizedActivations activations;
+    std::vector<int32_t> int4Offsets;
+  };
+  bool integer_;
+  IntKernels kernels_;
+  std::shared_ptr<const IntegerInput> input_;
   IntRowDot rowDot_ = nullptr;
   int groupShift_ = 0;
   int64_t blocks_ = 0;

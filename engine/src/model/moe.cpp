@@ -1,10 +1,9 @@
 #include "model/moe.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "kernels/matmul.h"
 #include "model/ops.h"
@@ -49,14 +48,68 @@ RoutingDecision route(const ModelConfig& c, const RouterWeights& router, const f
   return d;
 }
 
+namespace {
+
+// One SwiGLU over m rows, computed by runFeedForwards.
+struct FeedForwardTask {
+  const FeedForwardWeights* w;
+  const float* x;  // [m x H]
+  int64_t m;
+  float* out;  // [m x H]
+  std::vector<float> gate, up;
+};
+
+// Several SwiGLUs in one parallel region: every gate and up product with its rows split evenly
+// across the threads, then each task's SwiGLU and down-product input (one task per thread at a
+// time), then every down product split the same way. So the threads stay balanced whatever the
+// count: one expert per thread left one of two threads idle for a ninth of a decode layer
+// (8 routed + 1 shared). Tasks reading the same rows (decode: every expert reads the one token)
+// quantize them once. A row's numbers do not depend on the split, so each output is exactly a
+// lone SwiGLU's.
+void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelConfig& k) {
+  std::vector<kernels::RowProduct> gateUp;
+  gateUp.reserve(2 * tasks.size());
+  int64_t work = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    FeedForwardTask& t = tasks[i];
+    const auto size = static_cast<size_t>(t.m * t.w->gate.rows());
+    t.gate.resize(size);
+    t.up.resize(size);
+    const kernels::RowProduct* sameInput = nullptr;
+    for (size_t j = 0; j < i && !sameInput; ++j)
+      if (tasks[j].x == t.x && tasks[j].m == t.m) sameInput = &gateUp[2 * j];
+    if (sameInput)
+      gateUp.emplace_back(t.w->gate, *sameInput, t.gate.data());
+    else
+      gateUp.emplace_back(t.w->gate, t.x, t.m, t.gate.data(), k.integerActivations, k.intKernels);
+    gateUp.emplace_back(t.w->up, gateUp[2 * i], t.up.data());
+    work += 3 * gateUp.back().multiplyAdds();
+  }
+  std::vector<std::optional<kernels::RowProduct>> down(tasks.size());
+#pragma omp parallel if (work >= kernels::kParallelThreshold)
+  {
+    std::vector<float> scratch;  // a dequantized weight row, the thread's own
+    kernels::shareRows(gateUp, scratch);
+#pragma omp barrier
+#pragma omp for schedule(dynamic, 1)
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      FeedForwardTask& t = tasks[i];
+      for (size_t j = 0; j < t.gate.size(); ++j) t.gate[j] = silu(t.gate[j]) * t.up[j];
+      down[i].emplace(t.w->down, t.gate.data(), t.m, t.out, k.integerActivations, k.intKernels);
+    }
+    for (const std::optional<kernels::RowProduct>& d : down) {
+#pragma omp for schedule(static) nowait
+      for (int64_t r = 0; r < d->rows(); ++r) d->computeRow(r, scratch);
+    }
+  }
+}
+
+}  // namespace
+
 void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, float* out,
                  const kernels::KernelConfig& kernels) {
-  const int64_t width = w.gate.rows();
-  std::vector<float> gate(static_cast<size_t>(rows * width));
-  std::vector<float> up(static_cast<size_t>(rows * width));
-  kernels::matmulMany({{w.gate, gate.data()}, {w.up, up.data()}}, x, rows, kernels);
-  for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
-  kernels::matmul(w.down, gate.data(), rows, out, kernels);
+  std::vector<FeedForwardTask> task{{&w, x, rows, out, {}, {}}};
+  runFeedForwards(task, kernels);
 }
 
 namespace {
@@ -85,71 +138,48 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   // Each expert's output goes to its own buffer as soon as its weights are in memory (any
   // order, the handle dropped at once so an evicted expert's bytes are freed); the outputs are
   // then summed in ascending expert order, so the result is bit-identical to computing with
-  // every expert resident whatever arrives first.
+  // every expert resident whatever arrives first. The shared expert joins the first batch.
   std::vector<std::vector<float>> results(needed.size());
-  auto compute = [&](size_t i, const FeedForwardWeights& w) {
-    const auto& rows = users[static_cast<size_t>(needed[i])];
-    const int64_t m = static_cast<int64_t>(rows.size());
-    std::vector<float> gathered(static_cast<size_t>(m * hidden));
-    results[i].resize(static_cast<size_t>(m * hidden));
-    for (int64_t r = 0; r < m; ++r)
-      std::copy(x + rows[r].first * hidden, x + (rows[r].first + 1) * hidden,
-                gathered.begin() + r * hidden);
-    feedForward(w, gathered.data(), m, results[i].data(), ctx.kernels);
-  };
-  // Decode: one expert per thread (a single token's expert is too small to split well, and
-  // one parallel region per batch of experts instead of three per expert saves the fork/join
-  // cost). The shared expert is one more such task in the first batch: three regions fewer
-  // per layer, where waking the other threads costs more than splitting its matmuls saves.
-  // Batches of many tokens split each expert's matmuls across threads instead.
-  const int64_t expertWork = 3 * hidden * c.moeIntermediateSize * count;  // multiply-adds
-  const bool perThread = count <= 4 && omp_get_max_threads() > 1 &&
-                         expertWork * static_cast<int64_t>(needed.size()) >= kernels::kParallelThreshold;
+  std::vector<std::vector<float>> inputs(needed.size());
   if (shared) sharedOut.resize(static_cast<size_t>(count * hidden));
-  auto computeShared = [&] { feedForward(*shared, x, count, sharedOut.data(), ctx.kernels); };
   bool sharedPending = shared != nullptr;
-  if (sharedPending && !perThread) {
-    computeShared();
-    sharedPending = false;
-  }
   std::vector<size_t> pending(needed.size());
   for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
-  std::vector<size_t> batch;
+  std::vector<FeedForwardTask> tasks;
   std::vector<ExpertHandle> handles;
   while (!pending.empty() || sharedPending) {
-    batch.clear();
+    tasks.clear();
     handles.clear();
+    auto add = [&](size_t i, ExpertHandle w) {
+      const auto& rows = users[static_cast<size_t>(needed[i])];
+      const auto m = static_cast<int64_t>(rows.size());
+      const float* input = x;  // every row chose this expert: no copy
+      if (m < count) {
+        inputs[i].resize(static_cast<size_t>(m * hidden));
+        for (int64_t r = 0; r < m; ++r)
+          std::copy(x + rows[r].first * hidden, x + (rows[r].first + 1) * hidden,
+                    inputs[i].begin() + r * hidden);
+        input = inputs[i].data();
+      }
+      results[i].resize(static_cast<size_t>(m * hidden));
+      tasks.push_back({&*w, input, m, results[i].data(), {}, {}});
+      handles.push_back(std::move(w));
+    };
     for (size_t k = 0; k < pending.size();) {
       if (ExpertHandle w = experts.tryGet(layer, needed[pending[k]])) {
-        batch.push_back(pending[k]);
-        handles.push_back(std::move(w));
+        add(pending[k], std::move(w));
         pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
       } else {
         ++k;
       }
     }
-    if (batch.empty() && !sharedPending) {  // nothing in memory yet: wait for the first one
-      batch.push_back(pending.front());
-      handles.push_back(experts.get(layer, needed[pending.front()]));
+    if (tasks.empty() && !sharedPending) {  // nothing in memory yet: wait for the first one
+      add(pending.front(), experts.get(layer, needed[pending.front()]));
       pending.erase(pending.begin());
     }
-    const auto routed = static_cast<int64_t>(batch.size());
-    const int64_t n = routed + (sharedPending ? 1 : 0);  // the shared expert is task `routed`
-    auto run = [&](int64_t b) {
-      if (b == routed)
-        computeShared();
-      else
-        compute(batch[static_cast<size_t>(b)], *handles[static_cast<size_t>(b)]);
-    };
-    // Not `parallel for if (...)`: a region whose `if` is false still encloses the matmuls, and
-    // their own regions then run nested (libgomp starts extra thread teams for them).
-    if (perThread && n > 1) {
-#pragma omp parallel for schedule(dynamic, 1)
-      for (int64_t b = 0; b < n; ++b) run(b);
-    } else {
-      for (int64_t b = 0; b < n; ++b) run(b);
-    }
+    if (sharedPending) tasks.push_back({shared, x, count, sharedOut.data(), {}, {}});
     sharedPending = false;
+    runFeedForwards(tasks, ctx.kernels);
   }
   for (size_t i = 0; i < needed.size(); ++i) {
     const auto& rows = users[static_cast<size_t>(needed[i])];
