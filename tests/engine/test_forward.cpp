@@ -5,6 +5,7 @@
 
 #include "fixtures.h"
 #include "model/config.h"
+#include "strata/convert.h"
 #include "strata/engine.h"
 
 using fixtures::Reference;
@@ -108,6 +109,29 @@ class TestForward : public QObject {
     QVERIFY2(diff <= limit, qPrintable(QString("max |Δ| %1 > %2").arg(diff).arg(limit)));
   }
 
+  // A converted container holds kv_b quantized (int8 under the default policy) and the engine
+  // keeps it so: the absorbed form widens its rows one at a time, the expanded form multiplies
+  // the whole matrix. Both see the same dequantized values, so they agree as on f32 weights.
+  void absorbedEqualsExpandedWithQuantizedKvB() {
+    const Reference ref = Reference::load("tiny-dsa");
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    strata::ConvertOptions options;
+    options.input = ref.dir;
+    options.output = std::filesystem::path(tmp.path().toStdString()) / "converted";
+    strata::convertModel(options);
+    Reference converted = ref;
+    converted.dir = options.output;
+    const auto expanded = evalLogits(converted, withForm(strata::AttentionForm::Expanded));
+    const auto absorbed = evalLogits(converted, withForm(strata::AttentionForm::Absorbed));
+    const float limit = 1e-5f * fixtures::maxAbs(expanded);
+    const float diff = fixtures::maxAbsDiff(expanded, absorbed);
+    QVERIFY2(diff <= limit, qPrintable(QString("max |Δ| %1 > %2").arg(diff).arg(limit)));
+    // Quantization moved the logits: the engine really ran the quantized weights.
+    const float moved = fixtures::maxAbsDiff(expanded, ref.logits);
+    QVERIFY2(moved > 100 * limit, qPrintable(QString("moved %1").arg(moved)));
+  }
+
   void mtpLogitsMatchReference_data() { fixtureRows(); }
   void mtpLogitsMatchReference() {
     QFETCH(QString, name);
@@ -200,7 +224,7 @@ class TestForward : public QObject {
     const auto logits = evalLogits(ref, native);
     const float limit = kTolerance * fixtures::maxAbs(ref.logits);
     QVERIFY(fixtures::maxAbsDiff(logits, ref.logits) <= limit);
-    // BF16 matrices really stay 16-bit: well under the f32 footprint (norms, the router,
+    // BF16 matrices really stay 16-bit: well under the f32 footprint (norms, an unquantized
     // kv_b and the indexer gates stay f32 by design).
     const int64_t nativeBytes = strata::Engine::open(ref.dir, native)->info().residentBytes;
     const int64_t f32Bytes = strata::Engine::open(ref.dir)->info().residentBytes;

@@ -57,7 +57,7 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
   const int64_t kvWidth = int64_t{d.heads} * (d.nope + d.v);
   std::vector<float> kv(static_cast<size_t>(keys * kvWidth));
   std::vector<float> widenedLatent, widenedRope;  // a 16-bit cache's rows as f32
-  kernels::matmul(kvB, cache.latent.rowsF32(0, keys, widenedLatent), keys, kv.data());  // kvB: f32
+  kernels::matmul(kvB, cache.latent.rowsF32(0, keys, widenedLatent), keys, kv.data());
   const float* ropeKeys = cache.ropeKey.rowsF32(0, keys, widenedRope);
 
   const bool parallel = batch.count * d.heads * keys * (d.qk + d.v) >= kernels::kParallelThreshold;
@@ -135,7 +135,14 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
                     const float* q, const TokenBatch& batch,
                     const std::vector<KeySelection>& selection, float scale, float* o) {
   constexpr int kHeadGroup = 4;  // rowTimesInputs takes four inputs per pass over a key
-  const float* wkvb = kvB.f32Data();  // kvB is always held in f32 (weights.h)
+  // A row of kvB as f32: read in place when held in f32, else widened into the thread's buffer
+  // (codes times their scale: the very values an f32 copy would hold).
+  const bool inPlace = kvB.format() == kernels::WeightFormat::F32;
+  auto kvBRow = [&](int64_t r, std::vector<float>& buffer) -> const float* {
+    if (inPlace) return kvB.f32Data() + r * d.latent;
+    kvB.row(r, buffer.data());
+    return buffer.data();
+  };
   const int64_t rowsPerHead = d.nope + d.v;
   const int64_t keys = batch.start + batch.count;
   const int groups = (d.heads + kHeadGroup - 1) / kHeadGroup;
@@ -150,6 +157,7 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
     std::vector<float> qLatent(static_cast<size_t>(kHeadGroup * d.latent));
     std::vector<float> qRope(static_cast<size_t>(kHeadGroup * d.rope));
     std::vector<float> oLatent(static_cast<size_t>(kHeadGroup * d.latent));
+    std::vector<float> kvBBuffer(static_cast<size_t>(d.latent));
     RowKeys rowKeys(cache);
 #pragma omp for collapse(2) schedule(dynamic)
     for (int64_t s = 0; s < batch.count; ++s) {
@@ -160,9 +168,9 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
         std::fill(qLatent.begin(), qLatent.end(), 0.0f);
         for (int k = 0; k < heads; ++k) {
           const float* qh = q + (s * d.heads + first + k) * d.qk;
-          const float* wUK = wkvb + (first + k) * rowsPerHead * d.latent;  // [nope x latent]
+          const int64_t wUK = (first + k) * rowsPerHead;  // first of its [nope x latent] rows
           for (int i = 0; i < d.nope; ++i)
-            kernels::addScaledRow(wUK + i * d.latent, qh + i, 0, 1, d.latent,
+            kernels::addScaledRow(kvBRow(wUK + i, kvBBuffer), qh + i, 0, 1, d.latent,
                                   qLatent.data() + k * d.latent);
           std::copy(qh + d.nope, qh + d.qk, qRope.begin() + k * d.rope);
         }
@@ -191,10 +199,10 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
           ++i;
         });
         for (int k = 0; k < heads; ++k) {
-          const float* wUV = wkvb + ((first + k) * rowsPerHead + d.nope) * d.latent;  // [v x latent]
+          const int64_t wUV = (first + k) * rowsPerHead + d.nope;  // first of its [v x latent] rows
           float* oh = o + (s * d.heads + first + k) * d.v;
           for (int j = 0; j < d.v; ++j)
-            kernels::rowTimesInputs(wUV + j * d.latent, oLatent.data() + k * d.latent, 1,
+            kernels::rowTimesInputs(kvBRow(wUV + j, kvBBuffer), oLatent.data() + k * d.latent, 1,
                                     d.latent, 1, oh + j);
         }
       }

@@ -43,8 +43,12 @@ class WeightLoader {
     at.qB = matrix(a + "q_b_proj.weight", int64_t{c.numAttentionHeads} * c.qkHeadDim(), c.qLoraRank);
     at.kvA = matrix(a + "kv_a_proj_with_mqa.weight", c.kvLoraRank + c.qkRopeHeadDim, c.hiddenSize);
     at.kvANorm = vector(a + "kv_a_layernorm.weight", c.kvLoraRank);
-    at.kvB = f32Matrix(a + "kv_b_proj.weight",
-                       int64_t{c.numAttentionHeads} * (c.qkNopeHeadDim + c.vHeadDim), c.kvLoraRank);
+    // Quantized as stored (a converted GLM-5 keeps kv_b int8: 1.2 GB over 78 layers, where f32
+    // would take 4.6 GB), else f32: the absorbed form reads f32 rows in place and widens a
+    // quantized row per use (attention.cpp).
+    at.kvB = source_.matrix(a + "kv_b_proj.weight",
+                            int64_t{c.numAttentionHeads} * (c.qkNopeHeadDim + c.vHeadDim),
+                            c.kvLoraRank, WeightPrecision::F32);
     at.o = matrix(a + "o_proj.weight", c.hiddenSize, int64_t{c.numAttentionHeads} * c.vHeadDim);
 
     if (hasIndexer) {
@@ -60,7 +64,9 @@ class WeightLoader {
 
     w.isMoe = isMoe;
     if (isMoe) {
-      w.router.gate = f32Matrix(p + "mlp.gate.weight", c.nRoutedExperts, c.hiddenSize);
+      // Held as stored (bf16 under native precision, widened in registers): the routing
+      // numbers are those of the widened f32 matrix, for half the bytes read per token.
+      w.router.gate = matrix(p + "mlp.gate.weight", c.nRoutedExperts, c.hiddenSize);
       w.router.correctionBias = vector(p + "mlp.gate.e_score_correction_bias", c.nRoutedExperts);
       if (c.nSharedExperts > 0)
         w.sharedExperts = feedForward(p + "mlp.shared_experts.", c.sharedIntermediateSize());

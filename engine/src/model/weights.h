@@ -22,7 +22,7 @@ struct AttentionWeights {
   Matrix qB;        // [nh * dqk, q_lora]
   Matrix kvA;       // [kv_lora + dr, H]
   Vector kvANorm;   // [kv_lora]
-  Matrix kvB;       // [nh * (dn + dv), kv_lora]; always F32: the absorbed form reads its rows
+  Matrix kvB;       // [nh * (dn + dv), kv_lora]; F32, or quantized as stored
   Matrix o;         // [H, nh * dv]
 };
 

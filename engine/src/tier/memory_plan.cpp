@@ -15,18 +15,19 @@ bool endsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Tensors model/weights.cpp holds in f32 whatever their stored type (norms, router, indexer
-// weights_proj, kv_b).
+// Tensors model/weights.cpp holds in f32 whatever their stored type (norms, indexer
+// weights_proj).
 bool heldAsF32(const std::string& name) {
-  return endsWith(name, "mlp.gate.weight") || endsWith(name, "weights_proj.weight") ||
-         endsWith(name, "kv_b_proj.weight") || endsWith(name, "e_score_correction_bias") ||
+  return endsWith(name, "weights_proj.weight") || endsWith(name, "e_score_correction_bias") ||
          endsWith(name, "norm.weight") || endsWith(name, "norm.bias");
 }
 
 // Bytes of `count` unquantized values as model/weights.cpp holds them: f32, except BF16 kept
-// 16-bit under native precision when the tensor is not one it always widens.
+// 16-bit under native precision when the tensor is not one it always widens (kv_b is widened
+// unless quantized).
 int64_t floatBytes(const std::string& name, int64_t count, bool bf16, model::WeightPrecision precision) {
-  return count * (bf16 && precision == model::WeightPrecision::Native && !heldAsF32(name) ? 2 : 4);
+  const bool widened = heldAsF32(name) || endsWith(name, "kv_b_proj.weight");
+  return count * (bf16 && precision == model::WeightPrecision::Native && !widened ? 2 : 4);
 }
 
 int64_t elements(const io::TensorEntry& e) {
