@@ -59,17 +59,19 @@ struct FeedForwardTask {
   std::vector<float> gate, up;
 };
 
-// Several SwiGLUs in one parallel region: every gate and up product with its rows split evenly
-// across the threads, then each task's SwiGLU and down-product input (one task per thread at a
-// time), then every down product split the same way. So the threads stay balanced whatever the
-// count: one expert per thread left one of two threads idle for a ninth of a decode layer
-// (8 routed + 1 shared). Tasks reading the same rows (decode: every expert reads the one token)
-// quantize them once. A row's numbers do not depend on the split, so each output is exactly a
-// lone SwiGLU's.
+// Several SwiGLUs in one parallel region. Large ones (decode's experts on a real model): every
+// gate and up product with its rows split evenly across the threads, then each task's SwiGLU
+// and down-product input (one task per thread at a time), then every down product split the
+// same way, so the threads stay balanced whatever the count (one expert per thread left one of
+// two threads idle for a ninth of a decode layer: 8 routed + 1 shared). Small ones (a tiny
+// model's): whole tasks per thread, as splitting them costs more in scheduling than it
+// balances. Tasks reading the same rows (decode: every expert reads the one token) quantize
+// them once. A row's numbers do not depend on the split, so each output is exactly a lone
+// SwiGLU's.
 void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelConfig& k) {
   std::vector<kernels::RowProduct> gateUp;
   gateUp.reserve(2 * tasks.size());
-  int64_t work = 0;
+  int64_t work = 0, largest = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
     FeedForwardTask& t = tasks[i];
     const auto size = static_cast<size_t>(t.m * t.w->gate.rows());
@@ -83,23 +85,41 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
     else
       gateUp.emplace_back(t.w->gate, t.x, t.m, t.gate.data(), k.integerActivations, k.intKernels);
     gateUp.emplace_back(t.w->up, gateUp[2 * i], t.up.data());
-    work += 3 * gateUp.back().multiplyAdds();
+    const int64_t taskWork = 3 * gateUp.back().multiplyAdds();
+    work += taskWork;
+    largest = std::max(largest, taskWork);
   }
+  const bool wholeTasks = tasks.size() > 1 && largest < kernels::kParallelThreshold;
+  // Whole tasks on separate threads need no barrier between products: a quarter of the usual
+  // threshold already pays (a tiny model's verify step of 3-4 rows and ~15 experts).
+  const bool parallel =
+      work >= (wholeTasks ? kernels::kParallelThreshold / 4 : kernels::kParallelThreshold);
   std::vector<std::optional<kernels::RowProduct>> down(tasks.size());
-#pragma omp parallel if (work >= kernels::kParallelThreshold)
+  auto prepareDown = [&](size_t i) {
+    FeedForwardTask& t = tasks[i];
+    for (size_t j = 0; j < t.gate.size(); ++j) t.gate[j] = silu(t.gate[j]) * t.up[j];
+    down[i].emplace(t.w->down, t.gate.data(), t.m, t.out, k.integerActivations, k.intKernels);
+  };
+#pragma omp parallel if (parallel)
   {
     std::vector<float> scratch;  // a dequantized weight row, the thread's own
-    kernels::shareRows(gateUp, scratch);
+    if (wholeTasks) {
+#pragma omp for schedule(dynamic, 1)
+      for (size_t i = 0; i < tasks.size(); ++i) {
+        for (const kernels::RowProduct* p : {&gateUp[2 * i], &gateUp[2 * i + 1]})
+          for (int64_t r = 0; r < p->rows(); ++r) p->computeRow(r, scratch);
+        prepareDown(i);
+        for (int64_t r = 0; r < down[i]->rows(); ++r) down[i]->computeRow(r, scratch);
+      }
+    } else {
+      kernels::shareRows(gateUp, scratch);
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      FeedForwardTask& t = tasks[i];
-      for (size_t j = 0; j < t.gate.size(); ++j) t.gate[j] = silu(t.gate[j]) * t.up[j];
-      down[i].emplace(t.w->down, t.gate.data(), t.m, t.out, k.integerActivations, k.intKernels);
-    }
-    for (const std::optional<kernels::RowProduct>& d : down) {
+      for (size_t i = 0; i < tasks.size(); ++i) prepareDown(i);
+      for (const std::optional<kernels::RowProduct>& d : down) {
 #pragma omp for schedule(static) nowait
-      for (int64_t r = 0; r < d->rows(); ++r) d->computeRow(r, scratch);
+        for (int64_t r = 0; r < d->rows(); ++r) d->computeRow(r, scratch);
+      }
     }
   }
 }
