@@ -57,6 +57,7 @@ struct FeedForwardTask {
   int64_t m;
   float* out;  // [m x H]
   std::vector<float> gate, up;
+  std::vector<float> gathered;  // the task's own copy of its input rows, when it needs one
 };
 
 // Several SwiGLUs in one parallel region. Large ones (decode's experts on a real model): every
@@ -128,7 +129,7 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
 
 void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, float* out,
                  const kernels::KernelConfig& kernels) {
-  std::vector<FeedForwardTask> task{{&w, x, rows, out, {}, {}}};
+  std::vector<FeedForwardTask> task{{&w, x, rows, out, {}, {}, {}}};
   runFeedForwards(task, kernels);
 }
 
@@ -160,46 +161,69 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   // then summed in ascending expert order, so the result is bit-identical to computing with
   // every expert resident whatever arrives first. The shared expert joins the first batch.
   std::vector<std::vector<float>> results(needed.size());
-  std::vector<std::vector<float>> inputs(needed.size());
   if (shared) sharedOut.resize(static_cast<size_t>(count * hidden));
   bool sharedPending = shared != nullptr;
   std::vector<size_t> pending(needed.size());
   for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  struct Ready {
+    size_t i;  // into `needed`
+    ExpertHandle w;
+  };
+  std::vector<Ready> ready;
   std::vector<FeedForwardTask> tasks;
-  std::vector<ExpertHandle> handles;
+  auto rowsOf = [&](size_t i) {
+    return static_cast<int64_t>(users[static_cast<size_t>(needed[i])].size());
+  };
+  auto add = [&](Ready& e) {
+    const auto& rows = users[static_cast<size_t>(needed[e.i])];
+    const int64_t m = rowsOf(e.i);
+    FeedForwardTask& t = tasks.emplace_back(FeedForwardTask{&*e.w, x, m, nullptr, {}, {}, {}});
+    if (m < count) {  // else every row chose this expert: no copy
+      t.gathered.resize(static_cast<size_t>(m * hidden));
+      for (int64_t r = 0; r < m; ++r)
+        std::copy(x + rows[r].first * hidden, x + (rows[r].first + 1) * hidden,
+                  t.gathered.begin() + r * hidden);
+      t.x = t.gathered.data();
+    }
+    results[e.i].resize(static_cast<size_t>(m * hidden));
+    t.out = results[e.i].data();
+  };
   while (!pending.empty() || sharedPending) {
-    tasks.clear();
-    handles.clear();
-    auto add = [&](size_t i, ExpertHandle w) {
-      const auto& rows = users[static_cast<size_t>(needed[i])];
-      const auto m = static_cast<int64_t>(rows.size());
-      const float* input = x;  // every row chose this expert: no copy
-      if (m < count) {
-        inputs[i].resize(static_cast<size_t>(m * hidden));
-        for (int64_t r = 0; r < m; ++r)
-          std::copy(x + rows[r].first * hidden, x + (rows[r].first + 1) * hidden,
-                    inputs[i].begin() + r * hidden);
-        input = inputs[i].data();
-      }
-      results[i].resize(static_cast<size_t>(m * hidden));
-      tasks.push_back({&*w, input, m, results[i].data(), {}, {}});
-      handles.push_back(std::move(w));
-    };
+    ready.clear();
     for (size_t k = 0; k < pending.size();) {
       if (ExpertHandle w = experts.tryGet(layer, needed[pending[k]])) {
-        add(pending[k], std::move(w));
+        ready.push_back({pending[k], std::move(w)});
         pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
       } else {
         ++k;
       }
     }
-    if (tasks.empty() && !sharedPending) {  // nothing in memory yet: wait for the first one
-      add(pending.front(), experts.get(layer, needed[pending.front()]));
+    if (ready.empty() && !sharedPending) {  // nothing in memory yet: wait for the first one
+      ready.push_back({pending.front(), experts.get(layer, needed[pending.front()])});
       pending.erase(pending.begin());
     }
-    if (sharedPending) tasks.push_back({shared, x, count, sharedOut.data(), {}, {}});
-    sharedPending = false;
-    runFeedForwards(tasks, ctx.kernels);
+    // In rounds of at most kRoundRows rows (a decode step: one round), so a prefill chunk's
+    // gathered inputs and intermediate activations exist for one round at a time, and each
+    // round's experts are released as soon as it is done.
+    constexpr int64_t kRoundRows = 512;
+    size_t next = 0;
+    while (next < ready.size() || sharedPending) {
+      tasks.clear();
+      tasks.reserve(ready.size() + 1);  // `add` keeps references into it
+      int64_t rows = 0;
+      if (sharedPending) {
+        tasks.push_back({shared, x, count, sharedOut.data(), {}, {}, {}});
+        rows = count;
+        sharedPending = false;
+      }
+      const size_t first = next;
+      while (next < ready.size() && (tasks.empty() || rows + rowsOf(ready[next].i) <= kRoundRows)) {
+        rows += rowsOf(ready[next].i);
+        add(ready[next++]);
+      }
+      runFeedForwards(tasks, ctx.kernels);
+      for (size_t j = first; j < next; ++j) ready[j].w.reset();
+    }
   }
   for (size_t i = 0; i < needed.size(); ++i) {
     const auto& rows = users[static_cast<size_t>(needed[i])];
