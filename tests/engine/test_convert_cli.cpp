@@ -16,6 +16,7 @@
 #include "fixtures.h"
 #include "io/container.h"
 #include "kernels/int_dot.h"
+#include "strata/engine.h"
 
 namespace fs = std::filesystem;
 
@@ -133,6 +134,15 @@ class TestConvertCli : public QObject {
           "routed_expert", "int4-g32", "int8-row", "machine:      RAM", "avx2",
           "verdict:      fits"})
       QVERIFY2(container.text().contains(line), qPrintable(QString(line) + "\n" + container.text()));
+    // Resident weights as the app's engine will hold them (native precision: norms widened to
+    // f32), not as stored: what the verdict compares with the machine's memory.
+    strata::EngineSettings native;
+    native.precision = strata::Precision::Native;
+    const double held = static_cast<double>(strata::Engine::plan(out, native).residentBytes);
+    const QString resident = held >= 1e6
+                                 ? QString::asprintf("resident:     %.2f MB in RAM", held / 1e6)
+                                 : QString::asprintf("resident:     %.1f KB in RAM", held / 1e3);
+    QVERIFY2(container.text().contains(resident), qPrintable(resident + "\n" + container.text()));
     // The kernel path the engine would pick on this machine.
     const QString kernels = "integer kernels " +
                             QString::fromUtf8(strata::kernels::pathName(strata::kernels::bestIntPath()).data());

@@ -11,6 +11,7 @@
 #include "io/container.h"
 #include "io/durable_file.h"
 #include "strata/inspect.h"
+#include "tier/memory_plan.h"
 
 namespace strata {
 
@@ -41,13 +42,17 @@ uint64_t folderBytes(const fs::path& dir) {
   return total;
 }
 
-void summarizeContainer(ModelSummary& s) {
+void summarizeContainer(ModelSummary& s, const model::ModelConfig& config) {
   const io::Container container = io::Container::open(s.directory);
   Census census;
   for (const io::ContainerTensor& t : container.tensors()) {
     count(census, convert::classifyTensor(t.name()).role, formatOf(t.entry), t.storedBytes());
-    (t.expert >= 0 ? s.streamedBytes : s.residentBytes) += t.storedBytes();
+    if (t.expert >= 0) s.streamedBytes += t.storedBytes();
   }
+  // As the engine holds them (the app's native precision: norms and a few small gates widened
+  // to f32), which is what the verdict must compare with the machine's memory.
+  s.residentBytes = static_cast<uint64_t>(
+      tier::residentTensorBytes(config, container, model::WeightPrecision::Native));
   if (!container.expertLayers().empty())
     s.expertBytes = container.expert(container.expertLayers().front(), 0).span;
   const auto policy = nlohmann::json::parse(container.manifest().identity.policy, nullptr, false);
@@ -141,7 +146,7 @@ ModelSummary inspectModel(const fs::path& dir) {
   s.bytesOnDisk = folderBytes(dir);
   s.isContainer = io::Container::isContainer(dir);
   if (s.isContainer)
-    summarizeContainer(s);
+    summarizeContainer(s, config);
   else
     summarizeCheckpoint(s);
   // `strata-cli synth` marks its random-weight models here (synth/synthetic_config.h).
