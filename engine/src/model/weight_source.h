@@ -30,7 +30,7 @@ class WeightSource {
   // A weight [rows x cols] in the format it is stored in (see WeightPrecision).
   virtual kernels::Matrix matrix(const std::string& name, int64_t rows, int64_t cols,
                                  WeightPrecision precision) const = 0;
-  // A weight widened to f32 whatever its storage (router, weights_proj, kv_b).
+  // A weight widened to f32 whatever its storage (the indexer's weights_proj).
   virtual kernels::Matrix f32Matrix(const std::string& name, int64_t rows, int64_t cols) const = 0;
   virtual std::vector<float> vector(const std::string& name, int64_t size) const = 0;
   virtual bool contains(const std::string& name) const = 0;

@@ -43,7 +43,7 @@ class WeightLoader {
     at.qB = matrix(a + "q_b_proj.weight", int64_t{c.numAttentionHeads} * c.qkHeadDim(), c.qLoraRank);
     at.kvA = matrix(a + "kv_a_proj_with_mqa.weight", c.kvLoraRank + c.qkRopeHeadDim, c.hiddenSize);
     at.kvANorm = vector(a + "kv_a_layernorm.weight", c.kvLoraRank);
-    // Quantized as stored (a converted GLM-5 keeps kv_b int8: 1.2 GB over 78 layers, where f32
+    // Quantized as stored (a converted GLM-5 keeps kv_b int8: 1.2 GB over its 79 layers, where f32
     // would take 4.6 GB), else f32: the absorbed form reads f32 rows in place and widens a
     // quantized row per use (attention.cpp).
     at.kvB = source_.matrix(a + "kv_b_proj.weight",

@@ -41,7 +41,7 @@ struct FeedForwardWeights {  // SwiGLU: down(silu(gate x) * up x)
 };
 
 struct RouterWeights {
-  Matrix gate;           // [E, H], F32: the router runs in f32 (pitfall 5)
+  Matrix gate;  // [E, H] as stored (bf16 widened in registers): the router runs in f32 (pitfall 5)
   Vector correctionBias; // [E], selection only
 };
 
