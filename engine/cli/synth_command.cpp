@@ -52,9 +52,10 @@ class ProgressPrinter {
 }  // namespace
 
 int runSynth(const Args& args) {
-  args.allowOnly({"out", "preset", "from-config", "zipf", "seed", "threads"});
+  args.allowOnly({"out", "preset", "from-config", "zipf", "seed", "threads", "dry-run"});
   SynthOptions options;
-  options.output = args.require("out");
+  options.dryRun = args.has("dry-run");
+  if (!options.dryRun) options.output = args.require("out");
   if (args.has("preset") == args.has("from-config"))
     throw UsageError("synth needs exactly one of --preset and --from-config");
   if (args.has("preset")) {
@@ -74,6 +75,19 @@ int runSynth(const Args& args) {
   if (args.has("threads")) options.threads = parseInt(args.require("threads"), "--threads");
   if (options.threads < 0) throw UsageError("--threads must be 0 (all cores) or more");
 
+  if (options.dryRun) {
+    const SynthReport r = synthesizeModel(options, {});
+    std::printf("plan: %.3f billion parameters, stored as convert --policy default stores them\n",
+                r.parameters / 1e9);
+    std::printf("container: %.2f GB (resident file %.2f GB; %lld routed experts, one %.2f MiB)\n",
+                r.containerBytes / 1e9, r.residentBytes / 1e9, static_cast<long long>(r.experts),
+                r.expertBytes / 1048576.0);
+    std::printf(
+        "in RAM: %.2f GB of resident weights at native precision, plus the KV cache "
+        "and the expert cache\n",
+        r.heldResidentBytes / 1e9);
+    return 0;
+  }
   ProgressPrinter printer;
   const SynthReport r = synthesizeModel(options, [&](const SynthProgress& p) { printer(p); });
   std::printf(

@@ -22,6 +22,7 @@
 #include "model/config.h"
 #include "model/moe.h"
 #include "strata/engine.h"
+#include "strata/synth.h"
 
 namespace fs = std::filesystem;
 using strata::io::Container;
@@ -203,6 +204,39 @@ class TestSynth : public QObject {
     const CliRun inspect = runCli({"inspect", path(out)});
     QCOMPARE(inspect.exitCode, 0);
     QVERIFY2(inspect.text().contains("synthetic (random weights)"), qPrintable(inspect.text()));
+  }
+
+  // --dry-run writes nothing and reports what the written container holds: its bytes, its
+  // experts, and the resident weights the engine's memory plan holds at native precision.
+  void dryRunReportsTheWrittenSizes() {
+    const fs::path configFile = writeConfig(tinyConfig());
+    strata::SynthOptions options;
+    options.configFile = configFile;
+    options.output = fresh("dry");
+    options.dryRun = true;
+    const strata::SynthReport planned = strata::synthesizeModel(options, {});
+    QVERIFY(!fs::exists(options.output));  // nothing written
+    QVERIFY(planned.heldResidentBytes > planned.residentBytes / 2);
+
+    const CliRun dry = runCli({"synth", "--from-config", path(configFile), "--dry-run"});
+    QVERIFY2(dry.exitCode == 0 && dry.text().contains("routed experts, one"),
+             qPrintable(dry.text()));
+    QVERIFY(!fs::exists(root() / "synth"));  // nothing written, no --out needed
+
+    const fs::path out = synth(configFile);
+    QVERIFY(!out.empty());
+    uint64_t bytes = 0;
+    for (const auto& entry : fs::directory_iterator(out))
+      if (entry.path().extension() == ".safetensors") bytes += entry.file_size();
+    QCOMPARE(planned.containerBytes, bytes);
+    const Container c = Container::open(out);
+    int64_t experts = 0;
+    for (int layer : c.expertLayers()) experts += c.expertCount(layer);
+    QCOMPARE(planned.experts, experts);
+    QCOMPARE(planned.expertBytes, c.expert(c.expertLayers().front(), 0).span);
+    strata::EngineSettings native;
+    native.precision = strata::Precision::Native;
+    QCOMPARE(planned.heldResidentBytes, uint64_t(strata::Engine::plan(out, native).residentBytes));
   }
 
   // The formats convert --policy default gives a BF16 checkpoint (strata/convert.h).

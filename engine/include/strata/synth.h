@@ -31,6 +31,9 @@ struct SynthOptions {
   double zipf = 1.0;
   uint64_t seed = 1;
   int threads = 0;  // 0: OpenMP's default
+  // Plan only: report the sizes (the container's, and what the engine would hold in RAM) and
+  // write nothing; `output` is not needed. For any config.json, before downloading a model.
+  bool dryRun = false;
 };
 
 struct SynthProgress {
@@ -47,6 +50,11 @@ struct SynthReport {
   int64_t parameters = 0;       // logical weights of the model (MTP layer included)
   uint64_t containerBytes = 0;  // size of the container's safetensors files
   uint64_t residentBytes = 0;   // of which the resident file
+  // What the engine holds in RAM for the resident file at native precision (the app's): some
+  // small tensors are widened to f32 (tier/memory_plan.cpp).
+  uint64_t heldResidentBytes = 0;
+  int64_t experts = 0;       // routed experts, streamed from disk
+  uint64_t expertBytes = 0;  // the largest expert's one read
   double seconds = 0;
   double mbPerSecond = 0;
   std::string fingerprint;  // the container's source fingerprint (of the synthetic config)

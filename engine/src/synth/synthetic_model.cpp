@@ -23,6 +23,7 @@
 #include "synth/random_weights.h"
 #include "synth/router_skew.h"
 #include "synth/synthetic_config.h"
+#include "tier/memory_plan.h"
 
 namespace strata {
 
@@ -95,7 +96,8 @@ class Synthesizer {
       : options_(options), progress_(progress), start_(std::chrono::steady_clock::now()) {}
 
   SynthReport run() {
-    if (options_.output.empty()) throw Error("synth: no output directory given");
+    if (options_.output.empty() && !options_.dryRun)
+      throw Error("synth: no output directory given");
     if (!std::isfinite(options_.zipf) || options_.zipf < 0)
       throw Error("synth: the zipf exponent must be 0 or more, got " +
                   std::to_string(options_.zipf));
@@ -105,12 +107,28 @@ class Synthesizer {
     plan_.identity.converter = kGeneratorName;  // layout as converted, origin told apart
     for (io::ContainerFile& file : plan_.files) io::layoutFile(file, plan_.identity);
 
+    SynthReport r;
+    r.units = static_cast<int64_t>(plan_.units.size());
+    for (const convert::SourceTensor& t : table.tensors) {
+      int64_t n = 1;
+      for (int64_t d : t.shape) n *= d;
+      r.parameters += n;
+    }
+    for (const io::ContainerFile& f : plan_.files) {
+      r.containerBytes += f.fileBytes;
+      r.experts += static_cast<int64_t>(f.experts.size());
+      if (r.expertBytes == 0 && !f.experts.empty()) r.expertBytes = f.experts.front().span;
+    }
+    r.residentBytes = plan_.files.front().fileBytes;
+    r.heldResidentBytes = static_cast<uint64_t>(
+        tier::residentTensorBytes(sc.config, plan_.files, model::WeightPrecision::Native));
+    r.fingerprint = plan_.identity.sourceFingerprint;
+    if (options_.dryRun) return r;
+
     for (const convert::ConvertUnit& unit : plan_.units) totalBytes_ += unitBytes(unit);
-    uint64_t containerBytes = 0;
-    for (const io::ContainerFile& f : plan_.files) containerBytes += f.fileBytes;
     const std::string readmeText = readme(sc, options_);
     checkOutputIsFree(options_.output);
-    checkDiskSpace(options_.output, containerBytes + sc.text.size() + readmeText.size());
+    checkDiskSpace(options_.output, r.containerBytes + sc.text.size() + readmeText.size());
     const model::ModelConfig& c = sc.config;
     if (c.hasMtp() || std::count(c.layerIsMoe.begin(), c.layerIsMoe.end(), true) > 0)
       biasByRank_ = biasByRank(c.nRoutedExperts, c.numExpertsPerTok, options_.zipf);
@@ -123,19 +141,8 @@ class Synthesizer {
       removeOutput(createdDir);
       throw;
     }
-
-    SynthReport r;
-    r.units = static_cast<int64_t>(plan_.units.size());
-    for (const convert::SourceTensor& t : table.tensors) {
-      int64_t n = 1;
-      for (int64_t d : t.shape) n *= d;
-      r.parameters += n;
-    }
-    r.containerBytes = containerBytes;
-    r.residentBytes = plan_.files.front().fileBytes;
     r.seconds = elapsed();
-    r.mbPerSecond = r.seconds > 0 ? containerBytes / 1e6 / r.seconds : 0;
-    r.fingerprint = plan_.identity.sourceFingerprint;
+    r.mbPerSecond = r.seconds > 0 ? r.containerBytes / 1e6 / r.seconds : 0;
     return r;
   }
 

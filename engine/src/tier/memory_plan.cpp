@@ -83,16 +83,43 @@ void addPerTokenBytes(const model::ModelConfig& c, const io::Container& containe
 
 }  // namespace
 
+namespace {
+
+// The resident tensors' held bytes; with tied embeddings and no lm_head tensor, the head is a
+// second copy of the table.
+int64_t heldResidentBytes(const model::ModelConfig& config,
+                          const std::vector<const io::TensorEntry*>& resident,
+                          model::WeightPrecision precision) {
+  int64_t total = 0;
+  const io::TensorEntry* embed = nullptr;
+  bool head = false;
+  for (const io::TensorEntry* e : resident) {
+    total += heldBytes(*e, precision);
+    head = head || e->name == "lm_head.weight";
+    if (e->name == "model.embed_tokens.weight") embed = e;
+  }
+  if (config.tieWordEmbeddings && !head && embed) total += heldBytes(*embed, precision);
+  return total;
+}
+
+}  // namespace
+
 int64_t residentTensorBytes(const model::ModelConfig& config, const io::Container& container,
                             model::WeightPrecision precision) {
-  int64_t total = 0;
+  std::vector<const io::TensorEntry*> resident;
   for (const io::ContainerTensor& t : container.tensors())
-    if (t.expert < 0) total += heldBytes(t.entry, precision);
-  // Tied embeddings without an lm_head tensor: the head is a second copy of the table.
-  if (config.tieWordEmbeddings && !container.find("lm_head.weight"))
-    if (const io::ContainerTensor* embed = container.find("model.embed_tokens.weight"))
-      total += heldBytes(embed->entry, precision);
-  return total;
+    if (t.expert < 0) resident.push_back(&t.entry);
+  return heldResidentBytes(config, resident, precision);
+}
+
+int64_t residentTensorBytes(const model::ModelConfig& config,
+                            std::span<const io::ContainerFile> files,
+                            model::WeightPrecision precision) {
+  std::vector<const io::TensorEntry*> resident;
+  for (const io::ContainerFile& f : files)
+    if (f.role != io::FileRole::Experts)
+      for (const io::TensorEntry& e : f.tensors) resident.push_back(&e);
+  return heldResidentBytes(config, resident, precision);
 }
 
 MemoryPlan planMemory(const model::ModelConfig& c, const io::Container* container,

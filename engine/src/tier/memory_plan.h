@@ -2,6 +2,9 @@
 // The memory plan (strata/tiers.h MemoryPlan): what a model needs in memory under a budget,
 // computed from its config and container headers without loading a weight. The engine refuses
 // to start when the minimum does not fit, with the numbers.
+#include <span>
+#include <vector>
+
 #include "io/container.h"
 #include "model/config.h"
 #include "model/weight_source.h"
@@ -17,6 +20,10 @@ namespace strata::tier {
 // Bytes the engine allocates for the tensors of `container` other than the routed experts,
 // as model/weights.cpp holds them under `precision` (f32 widening, tied embeddings).
 int64_t residentTensorBytes(const model::ModelConfig& config, const io::Container& container,
+                            model::WeightPrecision precision);
+// The same for a container's planned files, before any is written (synth --dry-run).
+int64_t residentTensorBytes(const model::ModelConfig& config,
+                            std::span<const io::ContainerFile> files,
                             model::WeightPrecision precision);
 
 // `container` may be null (a Hugging Face checkpoint: everything resident, no streaming).
