@@ -14,24 +14,18 @@ using strata::cli::Command;
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      {"eval",
-       {"dense-attention"},
-       strata::cli::runEval,
+      {"eval", {"dense-attention"}, strata::cli::runEval,
        R"(eval      --model DIR --tokens IDS [--precision f32|native] [--logits-out FILE]
             [--mtp-logits-out FILE] [--attention auto|expanded|absorbed] [--dense-attention]
             [--threads N]
             Teacher-forced forward pass. Prints "top1: <id> ..." (argmax per position) and, with
             --mtp-logits-out, "mtp_top1: ...". Logit files are little-endian float32
             [tokens x vocab]; MTP logits [tokens-1 x vocab], row p predicting token p+2.)"},
-      {"generate",
-       {"greedy"},
-       strata::cli::runGenerate,
+      {"generate", {"greedy"}, strata::cli::runGenerate,
        R"(generate  --model DIR --tokens IDS --max-new N --greedy [--precision f32|native]
             [--threads N]
             Greedy continuation. Prints the new ids as "ids: <id> ...".)"},
-      {"run",
-       {"no-think"},
-       strata::cli::runRun,
+      {"run", {"no-think"}, strata::cli::runRun,
        R"(run       --model DIR --prompt TEXT [--system TEXT] [--no-think] [--max-new N]
             [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R]
             [--logit-bias ID=BIAS,...] [--seed S] [--threads N] [--precision f32|native]
@@ -50,31 +44,23 @@ const std::vector<Command>& commands() {
             drafters on; the speed line shows tokens per pass and each drafter's acceptance.
             --mtp-depth: most MTP draft tokens per pass (default 3); --mtp-min-prob: a chain
             stops before a draft token the MTP head gives less than P (default 0.8; 0: never).)"},
-      {"chat",
-       {"no-think"},
-       strata::cli::runChat,
+      {"chat", {"no-think"}, strata::cli::runChat,
        R"(chat      --model DIR [same options as run, without --prompt] [--session FILE]
             Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.
             --session FILE: continue the conversation saved in FILE (created if absent) and
             save it after every turn, its KV cache in FILE.kv, so reopening is instant.)"},
-      {"eval-tasks",
-       {"json", "verbose"},
-       strata::cli::runEvalTasks,
+      {"eval-tasks", {"json", "verbose"}, strata::cli::runEvalTasks,
        R"(eval-tasks --model DIR [--tasks FILE.jsonl] [--precision f32|native] [--json]
             [--max-new N] [--limit N] [--verbose] [--threads N] [--kv-precision f32|bf16|f16]
             Exact-match accuracy on a held-out task set (default DIR/eval.jsonl; rows
             {"task", "messages", "answer"}), greedy, per task and overall. --json: the last
             line is {"overall": fraction, "tasks": {task: fraction}, ...}.)"},
-      {"bench kernels",
-       {"json", "quick"},
-       strata::cli::runBenchKernels,
+      {"bench kernels", {"json", "quick"}, strata::cli::runBenchKernels,
        R"(bench kernels [--json] [--quick] [--repeats N] [--threads N]
             Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on
             GLM-5 decode shapes and GFLOP/s on prefill shapes, as a ratio to that bandwidth.
             --json: one JSON object per line, the last a summary.)"},
-      {"bench cache",
-       {"json"},
-       strata::cli::runBenchCache,
+      {"bench cache", {"json"}, strata::cli::runBenchCache,
        R"(bench cache --trace FILE [--capacity-fraction F | --capacity N] [--json]
             Replays a routing trace (JSON lines, see engine/src/tier/routing_trace.h)
             through each expert-cache replacement policy, Belady's optimal offline policy
@@ -83,9 +69,7 @@ const std::vector<Command>& commands() {
             layers x experts. Hit rates count every access from a cold cache. --json: one
             object per policy with "policy", "hit_rate", "belady_hit_rate",
             "static_hit_rate", "ratio", "capacity", "accesses", "default".)"},
-      {"bench decode",
-       {"json", "no-prefetch", "page-cache"},
-       strata::cli::runBenchDecode,
+      {"bench decode", {"json", "no-prefetch", "page-cache"}, strata::cli::runBenchDecode,
        R"(bench decode --model DIR (--ram-gb X | --expert-fraction F) [--io direct|buffered|uring]
             [--io-depth N] [--tokens N] [--prompt-tokens N] [--warmup N] [--policy NAME]
             [--pinned-fraction F] [--seed N] [--data-dir DIR]
@@ -103,9 +87,7 @@ const std::vector<Command>& commands() {
             last line is one JSON object (tok_s, limit_tok_s, ratio, hit_rate,
             bytes_read_per_token, peak_rss_bytes, budget_bytes, ...). --record-trace writes the
             routing trace that `bench cache` replays.)"},
-      {"bench spec",
-       {"json"},
-       strata::cli::runBenchSpec,
+      {"bench spec", {"json"}, strata::cli::runBenchSpec,
        R"(bench spec --model DIR [--prompts FILE.jsonl] [--modes ram,stream] [--count N]
             [--tokens N] [--repeats N] [--depth N] [--mtp-min-prob P] [--expert-fraction F]
             [--work DIR] [--threads N] [--json]
@@ -120,9 +102,7 @@ const std::vector<Command>& commands() {
             verifying were free (ceiling). --json: one object per drafter and mode (drafter,
             mode, acceptance, tokens_per_forward, speedup, tok_s, plain_tok_s, draft_cost,
             verify_cost, ceiling, ...).)"},
-      {"bench serve",
-       {"json"},
-       strata::cli::runBenchServe,
+      {"bench serve", {"json"}, strata::cli::runBenchServe,
        R"(bench serve --model DIR [--streams 1,2,4] [--tokens N] [--prompt-tokens N]
             [--repeats N] [--threads N] [--ram-gb X] [--io direct|buffered|uring] [--json]
             What batching the server's slots buys: N sessions generating at once (random
@@ -131,61 +111,45 @@ const std::vector<Command>& commands() {
             default 3), its ratio to one stream in the same run, sessions per step.
             --json: one object per configuration (streams, batched, tok_s, per_stream_tok_s,
             scaling, mean_batch, seconds).)"},
-      {"bench resume",
-       {"json"},
-       strata::cli::runBenchResume,
+      {"bench resume", {"json"}, strata::cli::runBenchResume,
        R"(bench resume --model DIR [--tokens N,N,...] [--kv-precision f32|bf16|f16] [--work DIR]
             [--ram-gb X] [--threads N] [--json]
             For conversations of each length (default 512,4096 random tokens): time to reopen
             the saved KV cache (Engine::resumeSession) against time to recompute it (prefill),
             and whether the next token's logits are identical. --json: one object per length
             (tokens, resume_ms, reprefill_ms, speedup, save_ms, file_bytes, ...).)"},
-      {"bench quality",
-       {"json"},
-       strata::cli::runBenchQuality,
+      {"bench quality", {"json"}, strata::cli::runBenchQuality,
        R"(bench quality --model HF_DIR [--tasks FILE.jsonl] [--text-file FILE] [--tokens N]
             [--policies int8,default,...] [--limit N] [--work DIR] [--json]
             For each quantization policy (converted into --work, default a temporary folder) and
             both kernel paths: teacher-forced top-1 agreement with f32, perplexity on held-out
             text (--text-file, or the task set rendered with its answers) and task accuracy.)"},
-      {"chat-format",
-       {"add-generation-prompt"},
-       strata::cli::runChatFormat,
+      {"chat-format", {"add-generation-prompt"}, strata::cli::runChatFormat,
        R"(chat-format --messages FILE.json [--tools FILE.json] [--add-generation-prompt]
             [--enable-thinking 0|1] [--clear-thinking 0|1]
             Renders OpenAI-shaped messages (an array, or an object with "messages") and tools
             (an array, or an object with "tools") into the GLM prompt text, printed exactly:
             no newline is added.)"},
-      {"tokenize",
-       {},
-       strata::cli::runTokenize,
+      {"tokenize", {}, strata::cli::runTokenize,
        R"(tokenize  --tokenizer FILE (--text TEXT | --text-file FILE | --jsonl FILE)
             Encodes with a Hugging Face tokenizer.json (special tokens in the text are
             recognised; no BOS/EOS added). Prints "ids: <id> ..." for the exact bytes of
             --text or --text-file; --jsonl: each line a JSON string, one JSON array of ids
             printed per line.)"},
-      {"detokenize",
-       {},
-       strata::cli::runDetokenize,
+      {"detokenize", {}, strata::cli::runDetokenize,
        R"(detokenize --tokenizer FILE --ids IDS
             Prints the text of the ids exactly (no newline is added).)"},
-      {"bench tokenizer",
-       {"json"},
-       strata::cli::runBenchTokenizer,
+      {"bench tokenizer", {"json"}, strata::cli::runBenchTokenizer,
        R"(bench tokenizer --tokenizer FILE --text-file FILE [--repeats N] [--json]
             Encode speed of a text (cold and warm word cache) and decode speed; medians.)"},
-      {"convert",
-       {"delete-input"},
-       strata::cli::runConvert,
+      {"convert", {"delete-input"}, strata::cli::runConvert,
        R"(convert   --in HF_DIR --out DIR [--policy NAME] [--threads N] [--delete-input]
             [--chunk-mb N]
             Converts a Hugging Face checkpoint (FP8 e4m3 with block scales, BF16, F16, F32) into
             a Strata container. NAME: default (routed experts int4 group 32, the rest int8),
             int8, int4-g32, int4-g64, int4-g128, int4-row. Resumable: rerun the same command
             after an interruption. --delete-input removes each source shard once converted.)"},
-      {"synth",
-       {"dry-run"},
-       strata::cli::runSynth,
+      {"synth", {"dry-run"}, strata::cli::runSynth,
        R"(synth     --out DIR (--preset medium|large | --from-config FILE) [--zipf S] [--seed N]
             [--threads N] [--dry-run]
             Writes a synthetic GLM-5-shaped model with random weights (gibberish by design)
@@ -196,9 +160,7 @@ const std::vector<Command>& commands() {
             seed, same bytes. DIR must be new or empty. --dry-run (no --out): write nothing,
             print the sizes: the container, one expert, and the resident weights the engine
             would hold in RAM (e.g. for a real model's config.json before downloading it).)"},
-      {"serve",
-       {"cors"},
-       strata::cli::runServe,
+      {"serve", {"cors"}, strata::cli::runServe,
        R"(serve     --model DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--slots N]
             [--queue N] [--model-id NAME] [--max-body-bytes N] [--max-prompt-tokens N]
             [--timeout-s S] [--cors] [--threads N] [--ram-gb X] [--io direct|buffered|uring]
@@ -212,9 +174,7 @@ const std::vector<Command>& commands() {
             forward steps (auto: when experts stream from disk; bench serve compares).
             --prefill-chunk: prompt tokens per prefill step, which the other slots' rows join
             (default 256; 0 or more than 512: 512, the step the memory plan holds).)"},
-      {"inspect",
-       {},
-       strata::cli::runInspect,
+      {"inspect", {}, strata::cli::runInspect,
        R"(inspect   DIR [--context TOKENS]
             One screen about a model folder (Hugging Face or Strata container) and whether it
             fits this machine (resident weights + KV cache for TOKENS, default 8192, vs RAM).)"},

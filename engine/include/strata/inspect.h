@@ -36,8 +36,7 @@ struct ModelSummary {
   std::string weightFormat;  // HF: "fp8-e4m3 (128x128 blocks)" / "bf16" ...; container: policy
 
   uint64_t bytesOnDisk = 0;    // every file in the folder
-  uint64_t residentBytes =
-      0;  // weights held in RAM (everything but routed experts), as the app holds them
+  uint64_t residentBytes = 0;  // held in RAM (all but routed experts), as the app holds them
   uint64_t streamedBytes = 0;  // routed experts, as stored
   uint64_t expertBytes = 0;    // one routed expert: the unit of streaming
   // Hugging Face folders: the same after conversion with the default policy.

@@ -54,7 +54,7 @@ struct SynthReport {
   // small tensors are widened to f32 (tier/memory_plan.cpp).
   uint64_t heldResidentBytes = 0;
   int64_t experts = 0;       // routed experts, streamed from disk
-  uint64_t expertBytes = 0;  // the largest expert's one read
+  uint64_t expertBytes = 0;  // one read of an expert of the first MoE layer
   double seconds = 0;
   double mbPerSecond = 0;
   std::string fingerprint;  // the container's source fingerprint (of the synthetic config)

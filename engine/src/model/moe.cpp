@@ -159,7 +159,7 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   // Each expert's output goes to its own buffer as soon as its weights are in memory (any
   // order, the handle dropped at once so an evicted expert's bytes are freed); the outputs are
   // then summed in ascending expert order, so the result is bit-identical to computing with
-  // every expert resident whatever arrives first. The shared expert joins the first batch.
+  // every expert resident whatever arrives first. The shared expert joins the first round.
   std::vector<std::vector<float>> results(needed.size());
   if (shared) sharedOut.resize(static_cast<size_t>(count * hidden));
   bool sharedPending = shared != nullptr;
