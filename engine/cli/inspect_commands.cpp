@@ -2,22 +2,14 @@
 #include <cstdio>
 #include <string>
 
+#include "byte_sizes.h"
 #include "commands.h"
 #include "strata/inspect.h"
 
 namespace strata::cli {
 namespace {
 
-std::string size(uint64_t bytes) {
-  char text[32];
-  if (bytes >= 1000000000ull)
-    std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / 1e9);
-  else if (bytes >= 1000000ull)
-    std::snprintf(text, sizeof text, "%.2f MB", static_cast<double>(bytes) / 1e6);
-  else
-    std::snprintf(text, sizeof text, "%.1f KB", static_cast<double>(bytes) / 1e3);
-  return text;
-}
+std::string size(uint64_t bytes) { return decimalSize(bytes); }
 
 const char* yesNo(bool value) { return value ? "yes" : "no"; }
 

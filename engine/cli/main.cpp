@@ -151,15 +151,17 @@ const std::vector<Command>& commands() {
             after an interruption. --delete-input removes each source shard once converted.)"},
       {"synth", {"dry-run"}, strata::cli::runSynth,
        R"(synth     --out DIR (--preset medium|large | --from-config FILE) [--zipf S] [--seed N]
-            [--threads N] [--dry-run]
+            [--threads N] [--policy NAME] [--dry-run [--context TOKENS]]
             Writes a synthetic GLM-5-shaped model with random weights (gibberish by design)
-            as a Strata container, stored as convert --policy default would store it: for
-            benchmarks without a download. medium: hidden 2048, 10 layers, 128 experts top-8
-            (~5.7B parameters, ~3.7 GB); large: 16 layers. FILE: any glm_moe_dsa config.json.
-            Expert popularity per MoE layer follows 1/rank^S (default 1; 0 uniform). Same
-            seed, same bytes. DIR must be new or empty. --dry-run (no --out): write nothing,
-            print the sizes: the container, one expert, and the resident weights the engine
-            would hold in RAM (e.g. for a real model's config.json before downloading it).)"},
+            as a Strata container, stored as convert --policy NAME (default: default) would
+            store it: for benchmarks without a download. medium: hidden 2048, 10 layers, 128
+            experts top-8 (~5.7B parameters, ~3.3 GB); large: 16 layers. FILE: any
+            glm_moe_dsa config.json. Expert popularity per MoE layer follows 1/rank^S
+            (default 1; 0 uniform). Same seed, same bytes. DIR must be new or empty.
+            --dry-run (no --out): write nothing; for every policy (or the one given) print
+            the container's size, one expert's, the resident weights the engine would hold
+            in RAM, with the KV cache for TOKENS (default 8192), and whether that fits this
+            machine: for a real model's config.json before downloading it.)"},
       {"serve", {"cors"}, strata::cli::runServe,
        R"(serve     --model DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--slots N]
             [--queue N] [--model-id NAME] [--max-body-bytes N] [--max-prompt-tokens N]

@@ -2,6 +2,7 @@
 // stored in the default policy's formats with weights of the intended scale; the bytes are a
 // function of the seed alone; the router biases skew expert popularity as asked; bad input is
 // refused without touching anything.
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
@@ -160,6 +161,14 @@ class TestSynth : public QObject {
     }
     return out;
   }
+  // Whether "864.8 KB" / "3.32 MB" / "19.69 GB" is `bytes` rounded to its last digit.
+  static bool printedAs(const QString& text, uint64_t bytes) {
+    const QStringList parts = text.split(' ');
+    const double unit = parts[1] == "KB" ? 1e3 : parts[1] == "MB" ? 1e6 : 1e9;
+    const double lastDigit = unit * (parts[1] == "KB" ? 0.1 : 0.01);
+    return std::fabs(parts[0].toDouble() * unit - double(bytes)) <= 0.5 * lastDigit + 1e-6 * unit;
+  }
+
   fs::path synth(const nlohmann::json& config, const QStringList& extra = {}) {
     return synth(writeConfig(config), extra);
   }
@@ -206,24 +215,27 @@ class TestSynth : public QObject {
     QVERIFY2(inspect.text().contains("synthetic (random weights)"), qPrintable(inspect.text()));
   }
 
-  // --dry-run writes nothing and reports what the written container holds: its bytes, its
-  // experts, and the resident weights the engine's memory plan holds at native precision.
+  // --dry-run writes nothing and reports what the written container holds under each policy:
+  // its bytes, its experts, and the resident weights the engine's memory plan holds at native
+  // precision.
+  void dryRunReportsTheWrittenSizes_data() {
+    QTest::addColumn<QString>("policy");
+    QTest::newRow("default") << "default";
+    QTest::newRow("int4-g32") << "int4-g32";
+  }
   void dryRunReportsTheWrittenSizes() {
+    QFETCH(QString, policy);
     const fs::path configFile = writeConfig(tinyConfig());
     strata::SynthOptions options;
     options.configFile = configFile;
     options.output = fresh("dry");
     options.dryRun = true;
+    options.policy = policy.toStdString();
     const strata::SynthReport planned = strata::synthesizeModel(options, {});
     QVERIFY(!fs::exists(options.output));  // nothing written
     QVERIFY(planned.heldResidentBytes > planned.residentBytes / 2);
 
-    const CliRun dry = runCli({"synth", "--from-config", path(configFile), "--dry-run"});
-    QVERIFY2(dry.exitCode == 0 && dry.text().contains("routed experts, one"),
-             qPrintable(dry.text()));
-    QVERIFY(!fs::exists(root() / "synth"));  // nothing written, no --out needed
-
-    const fs::path out = synth(configFile);
+    const fs::path out = synth(configFile, {"--policy", policy});
     QVERIFY(!out.empty());
     uint64_t bytes = 0;
     for (const auto& entry : fs::directory_iterator(out))
@@ -234,9 +246,52 @@ class TestSynth : public QObject {
     for (int layer : c.expertLayers()) experts += c.expertCount(layer);
     QCOMPARE(planned.experts, experts);
     QCOMPARE(planned.expertBytes, c.expert(c.expertLayers().front(), 0).span);
+    QVERIFY(c.get("model.layers.0.self_attn.q_a_proj.weight").entry.format ==
+            (policy == "default" ? QuantFormat::Int8 : QuantFormat::Int4));  // the policy's
     strata::EngineSettings native;
     native.precision = strata::Precision::Native;
-    QCOMPARE(planned.heldResidentBytes, uint64_t(strata::Engine::plan(out, native).residentBytes));
+    const strata::MemoryPlan plan = strata::Engine::plan(out, native);
+    QCOMPARE(planned.heldResidentBytes, uint64_t(plan.residentBytes));
+    QCOMPARE(planned.kvBytesPerToken, uint64_t(plan.kvBytesPerToken));  // f32, the default
+  }
+
+  // The dry run's table: one row per policy with the planned numbers (smaller resident weights
+  // under the int4 policies) and a verdict; nothing written, no --out needed.
+  void dryRunComparesThePolicies() {
+    const fs::path configFile = writeConfig(tinyConfig());
+    const CliRun dry =
+        runCli({"synth", "--from-config", path(configFile), "--dry-run", "--context", "100"});
+    QVERIFY2(dry.exitCode == 0, qPrintable(dry.text()));
+    QVERIFY(!fs::exists(root() / "synth"));
+    std::map<std::string, uint64_t> resident;
+    for (const std::string& policy : strata::synthPolicyNames()) {
+      const QString size = "([0-9.]+ [KMG]B)";
+      const QRegularExpression row(
+          QString("\\n%1 +%2 +%2 +%2 +%2  (fits|tight|does not fit)\\n")
+              .arg(QRegularExpression::escape(QString::fromStdString(policy)), size));
+      const QRegularExpressionMatch m = row.match(dry.text());
+      QVERIFY2(m.hasMatch(), qPrintable(QString::fromStdString(policy) + "\n" + dry.text()));
+      strata::SynthOptions options;
+      options.configFile = configFile;
+      options.dryRun = true;
+      options.policy = policy;
+      const strata::SynthReport r = strata::synthesizeModel(options, {});
+      QVERIFY2(printedAs(m.captured(1), r.containerBytes), qPrintable(m.captured(0)));
+      QVERIFY2(printedAs(m.captured(2), r.expertBytes), qPrintable(m.captured(0)));
+      QVERIFY2(printedAs(m.captured(3), r.heldResidentBytes), qPrintable(m.captured(0)));
+      QVERIFY2(printedAs(m.captured(4), r.heldResidentBytes + 100 * r.kvBytesPerToken),
+               qPrintable(m.captured(0)));
+      QCOMPARE(m.captured(5), QString("fits"));  // a few MB on any machine that runs the tests
+      resident[policy] = r.heldResidentBytes;
+    }
+    QVERIFY(resident["int4-g32"] < resident["default"]);
+    QCOMPARE(resident["int8"], resident["default"]);  // they differ in the routed experts only
+
+    const CliRun one = runCli(
+        {"synth", "--from-config", path(configFile), "--dry-run", "--policy", "int4-row"});
+    QVERIFY2(one.exitCode == 0 && one.text().contains("\nint4-row ") &&
+                 !one.text().contains("\ndefault "),
+             qPrintable(one.text()));
   }
 
   // The formats convert --policy default gives a BF16 checkpoint (strata/convert.h).
@@ -396,6 +451,8 @@ class TestSynth : public QObject {
     QTest::newRow("neither preset nor config") << "neither" << 2 << "exactly one of";
     QTest::newRow("both preset and config") << "both" << 2 << "exactly one of";
     QTest::newRow("negative zipf") << "zipf" << 2 << "--zipf: '-1'";
+    QTest::newRow("unknown policy") << "policy" << 2 << "unknown policy 'int3' (known: default, int8";
+    QTest::newRow("context without dry run") << "context" << 2 << "--context goes with --dry-run";
     QTest::newRow("malformed config") << "malformed" << 1 << "not valid JSON";
     QTest::newRow("other model type") << "type" << 1 << "model_type";
     QTest::newRow("missing config") << "missing" << 1 << "cannot open";
@@ -430,6 +487,8 @@ class TestSynth : public QObject {
       args << "--from-config" << path(writeConfig(config));
     }
     if (what == "missing") args << "--from-config" << path(root() / "absent.json");
+    if (what == "policy") args << "--from-config" << path(good) << "--policy" << "int3";
+    if (what == "context") args << "--from-config" << path(good) << "--context" << "100";
     const CliRun r = runCli(args);
     QCOMPARE(r.exitCode, exitCode);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));

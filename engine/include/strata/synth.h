@@ -1,8 +1,8 @@
 #pragma once
 // Synthetic GLM-5-shaped models for benchmarks: random weights written directly as a Strata
-// container, laid out exactly as `convert --policy default` lays out a BF16 checkpoint of that
-// shape (routed experts int4 group 32, the rest int8 per row, router, norms and indexer
-// weights_proj bf16, e_score_correction_bias f32), without a 400 GB download.
+// container, laid out exactly as `convert --policy NAME` lays out a BF16 checkpoint of that
+// shape (by default routed experts int4 group 32, the rest int8 per row, router, norms and
+// indexer weights_proj bf16, e_score_correction_bias f32), without a 400 GB download.
 //
 // The weights are random and only numerically sane (every linear has std 1/sqrt(fan_in), norms
 // 1, embeddings std 1), so a forward pass neither overflows nor collapses but the model
@@ -31,6 +31,7 @@ struct SynthOptions {
   double zipf = 1.0;
   uint64_t seed = 1;
   int threads = 0;  // 0: OpenMP's default
+  std::string policy = "default";  // a convert policy (convert/policy.h policyNames())
   // Plan only: report the sizes (the container's, and what the engine would hold in RAM) and
   // write nothing; `output` is not needed. For any config.json, before downloading a model.
   bool dryRun = false;
@@ -55,6 +56,7 @@ struct SynthReport {
   uint64_t heldResidentBytes = 0;
   int64_t experts = 0;       // routed experts, streamed from disk
   uint64_t expertBytes = 0;  // one read of an expert of the first MoE layer
+  uint64_t kvBytesPerToken = 0;  // the engine's KV cache per token at its default f32
   double seconds = 0;
   double mbPerSecond = 0;
   std::string fingerprint;  // the container's source fingerprint (of the synthetic config)
@@ -69,5 +71,7 @@ SynthReport synthesizeModel(const SynthOptions& options,
 
 // "medium" (hidden 2048, 10 layers, 128 experts top-8, ~5.7B parameters), "large" (16 layers).
 std::vector<std::string> synthPresetNames();
+// The convert policies a synthetic model can be stored in ("default" first).
+std::vector<std::string> synthPolicyNames();
 
 }  // namespace strata

@@ -101,6 +101,7 @@ SyntheticConfig makeSyntheticConfig(const SynthOptions& options) {
       {"origin", out.origin},
       {"seed", options.seed},
       {"zipf", options.zipf},
+      {"policy", options.policy},
       {"note", "random weights: this model produces gibberish by design"},
   };
   out.text = root.dump(1) + "\n";

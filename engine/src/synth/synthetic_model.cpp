@@ -83,9 +83,10 @@ std::string readme(const SyntheticConfig& sc, const SynthOptions& o) {
       "(exponent %g; random expert order per MoE layer).\n"
       "There is no tokenizer: feed token ids. config.json's \"strata_synthetic\" field\n"
       "records how it was made; the files are a Strata container (docs/container-format.md)\n"
-      "stored as `strata-cli convert --policy default` stores a checkpoint of this shape.\n",
+      "stored as `strata-cli convert --policy %s` stores a checkpoint of this shape.\n",
       sc.origin.c_str(), static_cast<unsigned long long>(o.seed), o.zipf, c.hiddenSize,
-      c.numHiddenLayers, c.nRoutedExperts, c.numExpertsPerTok, c.vocabSize, o.zipf);
+      c.numHiddenLayers, c.nRoutedExperts, c.numExpertsPerTok, c.vocabSize, o.zipf,
+      o.policy.c_str());
   return text;
 }
 
@@ -101,9 +102,10 @@ class Synthesizer {
     if (!std::isfinite(options_.zipf) || options_.zipf < 0)
       throw Error("synth: the zipf exponent must be 0 or more, got " +
                   std::to_string(options_.zipf));
+    const convert::Policy policy = convert::policyByName(options_.policy);
     const SyntheticConfig sc = makeSyntheticConfig(options_);
     const convert::SourceTable table = syntheticSourceTable(sc.text, sc.config);
-    plan_ = convert::planContainer(table, sc.config, convert::policyByName("default"));
+    plan_ = convert::planContainer(table, sc.config, policy);
     plan_.identity.converter = kGeneratorName;  // layout as converted, origin told apart
     for (io::ContainerFile& file : plan_.files) io::layoutFile(file, plan_.identity);
 
@@ -122,6 +124,7 @@ class Synthesizer {
     r.residentBytes = plan_.files.front().fileBytes;
     r.heldResidentBytes = static_cast<uint64_t>(
         tier::residentTensorBytes(sc.config, plan_.files, model::WeightPrecision::Native));
+    r.kvBytesPerToken = sizeof(float) * static_cast<uint64_t>(sc.config.kvValuesPerToken());
     r.fingerprint = plan_.identity.sourceFingerprint;
     if (options_.dryRun) return r;
 
@@ -314,5 +317,7 @@ SynthReport synthesizeModel(const SynthOptions& options,
 }
 
 std::vector<std::string> synthPresetNames() { return presetNames(); }
+
+std::vector<std::string> synthPolicyNames() { return convert::policyNames(); }
 
 }  // namespace strata
