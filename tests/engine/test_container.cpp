@@ -8,10 +8,12 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -336,6 +338,58 @@ class TestContainer : public QObject {
     const std::string norm = "model.norm.weight";
     flipByte(dir2 / kResidentFileName, Container::open(dir2).get(norm).dataOffset + 3);
     EXPECT_ERROR(Container::open(dir2).readF32(norm), {"model.norm.weight", "checksum mismatch"});
+  }
+
+  // Rows read one at a time from the file (the embedding table's way, io/tensor_rows.h) equal
+  // the rows of the whole tensor read at once, in every stored format: int8 and the float
+  // formats (default policy), int4 (int4-g32 policy).
+  void tensorRowsEqualTheWholeTensor() {
+    const fs::path int4 = fs::path(tmp_.path().toStdString()) / "tiny-fp8-int4";
+    strata::ConvertOptions o;
+    o.input = fixtures::dataDir() / "tiny-fp8";
+    o.output = int4;
+    o.policy = "int4-g32";
+    strata::convertModel(o);
+    std::set<QuantFormat> formats;
+    for (const fs::path& dir : {converted_, int4}) {
+      const Container c = Container::open(dir);
+      for (const ContainerTensor& t : c.tensors()) {
+        if (t.expert >= 0 || t.entry.shape.size() != 2) continue;
+        const std::vector<float> whole = c.readF32(t.name());
+        const auto rows = c.tensorRows(t.name());
+        const int64_t cols = rows->cols();
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = 0; r < rows->rows(); ++r) {
+          rows->row(r, row.data());
+          QVERIFY2(std::equal(row.begin(), row.end(), whole.begin() + r * cols),
+                   qPrintable(QString::fromStdString(t.name()) + " row " + QString::number(r)));
+        }
+        formats.insert(t.entry.format);
+      }
+    }
+    QVERIFY(formats.count(QuantFormat::Int8) && formats.count(QuantFormat::Int4));
+    QVERIFY(formats.count(QuantFormat::BF16) || formats.count(QuantFormat::F32));
+  }
+
+  // A corrupt table is caught when its rows are opened (its checksums streamed); a row out of
+  // range, and a file cut short after opening, are errors naming the tensor.
+  void tensorRowsRefuseBadData() {
+    const std::string name = "model.embed_tokens.weight";
+    const fs::path dir = copyOfConverted();
+    flipByte(dir / kResidentFileName, Container::open(dir).get(name).dataOffset + 100);
+    EXPECT_ERROR(Container::open(dir).tensorRows(name),
+                 {"resident.safetensors", "model.embed_tokens.weight", "checksum mismatch"});
+
+    const fs::path dir2 = copyOfConverted();
+    const Container c = Container::open(dir2);
+    const auto rows = c.tensorRows(name);
+    std::vector<float> row(static_cast<size_t>(rows->cols()));
+    EXPECT_ERROR(rows->row(rows->rows(), row.data()), {"model.embed_tokens.weight", "out of range"});
+    EXPECT_ERROR(rows->row(-1, row.data()), {"out of range"});
+    rows->row(rows->rows() - 1, row.data());
+    fs::resize_file(dir2 / kResidentFileName, c.get(name).dataOffset + 10);
+    EXPECT_ERROR(rows->row(rows->rows() - 1, row.data()),
+                 {"resident.safetensors", "model.embed_tokens.weight", "unexpected end of file"});
   }
 
   void flippedExpertByteNamesLayerAndExpert() {

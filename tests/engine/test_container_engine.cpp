@@ -13,6 +13,8 @@
 #include "checkpoint_writer.h"
 #include "fixtures.h"
 #include "io/container.h"
+#include "io/safetensors.h"
+#include "model/weights.h"
 #include "strata/convert.h"
 #include "strata/engine.h"
 
@@ -112,6 +114,27 @@ class TestContainerEngine : public QObject {
     const auto a = strata::Engine::open(out, settings)->newSession()->append(ref.prompt).logits;
     const auto b = strata::Engine::open(plain, settings)->newSession()->append(ref.prompt).logits;
     QVERIFY(fixtures::maxAbsDiff(a, b) <= 1e-4f * fixtures::maxAbs(b));
+  }
+
+  // A container's embedding table stays on disk (read a row per token, model/embedding_table.h):
+  // the loaded weights hold none of it; a checkpoint's is held in memory. engineUsesTheStoredValues
+  // above shows the rows read from disk are the stored values.
+  void embeddingTableStaysOnDisk() {
+    const fs::path out = fresh("engine");
+    convert(fixture("tiny-fp8"), out);
+    const Container c = Container::open(out);
+    const auto config = strata::model::loadModelConfig(out / "config.json");
+    const auto fromContainer = strata::model::loadModelWeights(
+        config, *strata::model::containerWeightSource(c), strata::model::WeightPrecision::Native);
+    QVERIFY(fromContainer.embedTokens.onDisk());
+    QCOMPARE(fromContainer.embedTokens.bytes(), int64_t{0});
+
+    const auto store = strata::io::TensorStore::openDirectory(fixture("tiny-fp8"));
+    const auto fromCheckpoint = strata::model::loadModelWeights(
+        config, *strata::model::checkpointWeightSource(store, config),
+        strata::model::WeightPrecision::Native);
+    QVERIFY(!fromCheckpoint.embedTokens.onDisk());
+    QVERIFY(fromCheckpoint.embedTokens.bytes() >= int64_t{config.vocabSize} * config.hiddenSize * 2);
   }
 };
 

@@ -91,8 +91,10 @@ void summarizeCheckpoint(ModelSummary& s) {
   const convert::ContainerPlan plan =
       convert::planContainer(table, source.config(), convert::policyByName("default"));
   for (const io::ContainerFile& f : plan.files)
-    (f.role == io::FileRole::Resident ? s.convertedResidentBytes : s.convertedStreamedBytes) +=
-        f.fileBytes;
+    if (f.role == io::FileRole::Experts) s.convertedStreamedBytes += f.fileBytes;
+  // As the engine will hold the converted weights, like a container's residentBytes.
+  s.convertedResidentBytes = static_cast<uint64_t>(
+      tier::residentTensorBytes(source.config(), plan.files, model::WeightPrecision::Native));
   for (const io::ContainerFile& f : plan.files)
     if (f.role == io::FileRole::Experts && !f.experts.empty() && s.convertedExpertBytes == 0)
       s.convertedExpertBytes = f.experts.front().span;

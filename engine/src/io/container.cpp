@@ -202,19 +202,52 @@ void Container::readAt(int fileIndex, void* out, uint64_t bytes, uint64_t offset
   }
 }
 
+void Container::checkChecksum(const ContainerTensor& t, bool scales, uint64_t actual) const {
+  const uint64_t expected = scales ? t.entry.scalesChecksum : t.entry.dataChecksum;
+  if (actual == expected) return;
+  const std::string part = scales ? "scales" : (isInteger(t.entry.format) ? "codes" : "values");
+  throw Error(paths_[static_cast<size_t>(t.fileIndex)].string() + ": tensor " +
+              inQuotes(t.name()) + ": checksum mismatch in its " + part + " (stored " +
+              hex64(expected) + ", read " + hex64(actual) + "): the file is corrupt");
+}
+
 std::vector<std::byte> Container::readVerified(const ContainerTensor& t, bool scales) const {
   const uint64_t bytes = scales ? t.entry.scalesBytes() : t.entry.dataBytes();
-  const std::string part = scales ? "scales" : (isInteger(t.entry.format) ? "codes" : "values");
   std::vector<std::byte> out(bytes);
   readAt(t.fileIndex, out.data(), bytes, scales ? t.scalesOffset : t.dataOffset,
          "tensor " + inQuotes(t.name()));
-  const uint64_t expected = scales ? t.entry.scalesChecksum : t.entry.dataChecksum;
-  const uint64_t actual = XXH3_64bits(out.data(), out.size());
-  if (actual != expected)
-    throw Error(paths_[static_cast<size_t>(t.fileIndex)].string() + ": tensor " +
-                inQuotes(t.name()) + ": checksum mismatch in its " + part + " (stored " +
-                hex64(expected) + ", read " + hex64(actual) + "): the file is corrupt");
+  checkChecksum(t, scales, XXH3_64bits(out.data(), out.size()));
   return out;
+}
+
+// The checksum over reads of a few MiB, so a table of any size is verified in bounded memory.
+void Container::verifyStreaming(const ContainerTensor& t, bool scales) const {
+  const uint64_t bytes = scales ? t.entry.scalesBytes() : t.entry.dataBytes();
+  const uint64_t offset = scales ? t.scalesOffset : t.dataOffset;
+  std::vector<std::byte> chunk(std::min<uint64_t>(bytes, uint64_t{8} << 20));
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  try {
+    for (uint64_t done = 0; done < bytes; done += chunk.size()) {
+      const uint64_t n = std::min<uint64_t>(chunk.size(), bytes - done);
+      readAt(t.fileIndex, chunk.data(), n, offset + done, "tensor " + inQuotes(t.name()));
+      XXH3_64bits_update(state, chunk.data(), n);
+    }
+  } catch (...) {
+    XXH3_freeState(state);
+    throw;
+  }
+  const uint64_t actual = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  checkChecksum(t, scales, actual);
+}
+
+std::shared_ptr<const TensorRows> Container::tensorRows(std::string_view name) const {
+  const ContainerTensor& t = get(name);
+  verifyStreaming(t, false);
+  if (isInteger(t.entry.format)) verifyStreaming(t, true);
+  return std::make_shared<const TensorRows>(paths_[static_cast<size_t>(t.fileIndex)], t.entry,
+                                            t.dataOffset, t.scalesOffset);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io/container_format.h"
+#include "io/tensor_rows.h"
 #include "quant/int_quant.h"
 
 namespace strata::io {
@@ -80,6 +81,9 @@ class Container {
   quant::QuantizedMatrix readQuantized(std::string_view name) const;
   // Any tensor as f32 (integer formats dequantized), checksums verified.
   std::vector<float> readF32(std::string_view name) const;
+  // A resident tensor's rows, read on demand from its file (io/tensor_rows.h); its checksums
+  // are verified now, streaming, without holding the tensor. Valid after the container closes.
+  std::shared_ptr<const TensorRows> tensorRows(std::string_view name) const;
 
   // Layers with an experts file, ascending, and the experts of one of them.
   const std::vector<int>& expertLayers() const { return expertLayers_; }
@@ -104,6 +108,8 @@ class Container {
   void readAt(int fileIndex, void* out, uint64_t bytes, uint64_t offset,
               const std::string& what) const;
   std::vector<std::byte> readVerified(const ContainerTensor& t, bool scales) const;
+  void verifyStreaming(const ContainerTensor& t, bool scales) const;
+  void checkChecksum(const ContainerTensor& t, bool scales, uint64_t actual) const;
   void closeFiles() noexcept;
 
   std::filesystem::path dir_;

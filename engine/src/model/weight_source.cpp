@@ -25,6 +25,11 @@ class CheckpointSource final : public WeightSource {
     return Matrix::fromF32(rows, cols, std::move(values));
   }
 
+  EmbeddingTable embedding(const std::string& name, int64_t rows, int64_t cols,
+                           WeightPrecision precision) const override {
+    return EmbeddingTable(matrix(name, rows, cols, precision));
+  }
+
   Matrix f32Matrix(const std::string& name, int64_t rows, int64_t cols) const override {
     const int64_t shape[] = {rows, cols};
     return Matrix::fromF32(rows, cols, store_.readF32(name, shape, block_));
@@ -61,6 +66,12 @@ class ContainerSource final : public WeightSource {
         break;
     }
     return Matrix::fromF32(rows, cols, container_.readF32(name));
+  }
+
+  EmbeddingTable embedding(const std::string& name, int64_t rows, int64_t cols,
+                           WeightPrecision) const override {
+    checked(name, {rows, cols});
+    return EmbeddingTable(container_.tensorRows(name));
   }
 
   Matrix f32Matrix(const std::string& name, int64_t rows, int64_t cols) const override {

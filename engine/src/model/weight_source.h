@@ -11,6 +11,7 @@
 
 #include "kernels/matrix.h"
 #include "model/config.h"
+#include "model/embedding_table.h"
 
 namespace strata::io {
 class Container;
@@ -30,6 +31,9 @@ class WeightSource {
   // A weight [rows x cols] in the format it is stored in (see WeightPrecision).
   virtual kernels::Matrix matrix(const std::string& name, int64_t rows, int64_t cols,
                                  WeightPrecision precision) const = 0;
+  // The token embedding table: on disk for a container, in memory (as matrix()) otherwise.
+  virtual EmbeddingTable embedding(const std::string& name, int64_t rows, int64_t cols,
+                                   WeightPrecision precision) const = 0;
   // A weight widened to f32 whatever its storage (the indexer's weights_proj).
   virtual kernels::Matrix f32Matrix(const std::string& name, int64_t rows, int64_t cols) const = 0;
   virtual std::vector<float> vector(const std::string& name, int64_t size) const = 0;

@@ -66,7 +66,7 @@ struct MtpWeights {
 };
 
 struct ModelWeights {
-  Matrix embedTokens;  // [V, H]
+  EmbeddingTable embedTokens;  // [V, H]: on disk for a container
   Vector finalNorm;
   Matrix lmHead;       // [V, H]
   std::vector<LayerWeights> layers;

@@ -85,8 +85,8 @@ void addPerTokenBytes(const model::ModelConfig& c, const io::Container& containe
 
 namespace {
 
-// The resident tensors' held bytes; with tied embeddings and no lm_head tensor, the head is a
-// second copy of the table.
+// The resident tensors' held bytes. The embedding table stays on disk (model/embedding_table.h);
+// with tied embeddings and no lm_head tensor, the head is a copy of it in memory.
 int64_t heldResidentBytes(const model::ModelConfig& config,
                           const std::vector<const io::TensorEntry*>& resident,
                           model::WeightPrecision precision) {
@@ -94,9 +94,11 @@ int64_t heldResidentBytes(const model::ModelConfig& config,
   const io::TensorEntry* embed = nullptr;
   bool head = false;
   for (const io::TensorEntry* e : resident) {
-    total += heldBytes(*e, precision);
     head = head || e->name == "lm_head.weight";
-    if (e->name == "model.embed_tokens.weight") embed = e;
+    if (e->name == "model.embed_tokens.weight")
+      embed = e;
+    else
+      total += heldBytes(*e, precision);
   }
   if (config.tieWordEmbeddings && !head && embed) total += heldBytes(*embed, precision);
   return total;
