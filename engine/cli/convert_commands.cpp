@@ -5,8 +5,10 @@
 #include <fstream>
 #include <string>
 
+#include "byte_sizes.h"
 #include "commands.h"
 #include "strata/convert.h"
+#include "strata/inspect.h"
 
 namespace strata::cli {
 namespace {
@@ -54,6 +56,32 @@ class ProgressPrinter {
 
 }  // namespace
 
+// Hours before the result could tell: a note when this machine could not hold the converted
+// model's resident weights, and the policy that would fit. Converting for another machine is
+// fine, so it is only a note. A folder inspect cannot read is left to convertModel's errors.
+void warnIfTooLargeForThisMachine(const ConvertOptions& options) {
+  ModelSummary model;
+  MachineSummary machine;
+  try {
+    model = inspectModel(options.input);
+    machine = inspectMachine(options.input);
+  } catch (const Error&) {
+    return;
+  }
+  for (const ConvertedSize& c : model.conversions) {
+    const uint64_t needed = c.residentBytes + model.kvBytesPerToken * 8192;
+    if (c.policy != options.policy || needed <= machine.ramTotal) continue;
+    const std::string better = policyThatFits(model, machine);
+    std::fprintf(stderr,
+                 "note: with --policy %s the engine holds %s of resident weights (+ KV for 8192 "
+                 "tokens: %s), more than this machine's %s of RAM; %s\n",
+                 c.policy.c_str(), decimalSize(c.residentBytes).c_str(),
+                 decimalSize(needed).c_str(), decimalSize(machine.ramTotal).c_str(),
+                 better.empty() ? "no policy fits it"
+                                : ("--policy " + better + " fits (strata-cli inspect IN)").c_str());
+  }
+}
+
 int runConvert(const Args& args) {
   args.allowOnly({"in", "out", "policy", "threads", "delete-input", "chunk-mb"});
   const long startKb = statusKb("VmRSS");
@@ -70,6 +98,7 @@ int runConvert(const Args& args) {
   }
   options.deleteInput = args.has("delete-input");
 
+  warnIfTooLargeForThisMachine(options);
   ProgressPrinter printer;
   const ConvertReport r = convertModel(options, [&](const ConvertProgress& p) { printer(p); });
   if (r.alreadyComplete) {

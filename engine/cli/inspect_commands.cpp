@@ -36,10 +36,12 @@ int runInspect(const Args& args) {
   std::printf("resident:     %s in RAM; streamed: %s of routed experts (one expert %s)\n",
               size(m.residentBytes).c_str(), size(m.streamedBytes).c_str(),
               size(m.expertBytes).c_str());
-  if (!m.isContainer)
-    std::printf("converted:    %s resident, %s streamed, one expert %s (policy default)\n",
-                size(m.convertedResidentBytes).c_str(), size(m.convertedStreamedBytes).c_str(),
-                size(m.convertedExpertBytes).c_str());
+  for (size_t i = 0; i < m.conversions.size(); ++i) {
+    const ConvertedSize& c = m.conversions[i];
+    std::printf("%s%s resident, %s streamed, one expert %s (policy %s)\n",
+                i == 0 ? "converted:    " : "              ", size(c.residentBytes).c_str(),
+                size(c.streamedBytes).c_str(), size(c.expertBytes).c_str(), c.policy.c_str());
+  }
   std::printf("KV cache:     %s per token, %s for %d tokens\n", size(m.kvBytesPerToken).c_str(),
               size(m.kvBytesPerToken * static_cast<uint64_t>(context)).c_str(), context);
   std::printf("fingerprint:  %s\n\n", m.sourceFingerprint.c_str());
@@ -56,7 +58,16 @@ int runInspect(const Args& args) {
   std::printf("cpu features: avx2 %s, avx512f %s, avx512vnni %s, avx-vnni %s; integer kernels %s\n",
               yesNo(machine.avx2), yesNo(machine.avx512f), yesNo(machine.avx512vnni),
               yesNo(machine.avxvnni), machine.integerKernels.c_str());
-  std::printf("verdict:      %s\n", fitVerdict(m, machine, context).text.c_str());
+  const FitVerdict verdict = fitVerdict(m, machine, context);
+  std::printf("verdict:      %s\n", verdict.text.c_str());
+  if (!m.isContainer && !verdict.fits) {
+    const std::string policy = policyThatFits(m, machine, context);
+    if (policy.empty())
+      std::printf("advice:       no conversion policy fits the RAM available now\n");
+    else
+      std::printf("advice:       convert with --policy %s: its resident weights fit\n",
+                  policy.c_str());
+  }
   return 0;
 }
 

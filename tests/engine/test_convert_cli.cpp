@@ -3,6 +3,7 @@
 // checkpoint big enough that holding it in memory would break the bound.
 #include <QTemporaryDir>
 #include <QTest>
+#include <QRegularExpression>
 #include <QThread>
 #include <filesystem>
 #include <map>
@@ -16,7 +17,9 @@
 #include "fixtures.h"
 #include "io/container.h"
 #include "kernels/int_dot.h"
+#include "strata/convert.h"
 #include "strata/engine.h"
+#include "strata/inspect.h"
 
 namespace fs = std::filesystem;
 
@@ -152,14 +155,52 @@ class TestConvertCli : public QObject {
     QVERIFY2(hf.exitCode == 0, qPrintable(hf.err));
     QVERIFY(hf.text().contains("Hugging Face, FP8 e4m3 with 128x128 block scales"));
     QVERIFY(hf.text().contains("F8_E4M3"));
-    // Before conversion, the same resident bytes as the converted container's.
-    const QString converted = QString("converted:    ") + resident.mid(QString("resident:     ").size()).chopped(QString(" in RAM").size()) + " resident";
-    QVERIFY2(hf.text().contains(converted), qPrintable(converted + "\n" + hf.text()));
+    // Before conversion, under every policy, the resident bytes the converted container's
+    // engine holds (checked for default, converted above, and int4-g32).
+    const fs::path int4 = dir("tiny-fp8-int4");
+    QCOMPARE(runCli({"convert", "--in", path(fixtures::dataDir() / "tiny-fp8"), "--out",
+                     path(int4), "--policy", "int4-g32"})
+                 .exitCode,
+             0);
+    for (const auto& [policy, converted] : {std::pair{"default", out}, std::pair{"int4-g32", int4}}) {
+      const double bytes = static_cast<double>(strata::Engine::plan(converted, native).residentBytes);
+      const QString held = bytes >= 1e6 ? QString::asprintf("%.2f MB", bytes / 1e6)
+                                        : QString::asprintf("%.1f KB", bytes / 1e3);
+      const QRegularExpression line(QString("\\n(converted: |           ) +%1 resident, .*\\(policy %2\\)\\n")
+                                        .arg(QRegularExpression::escape(held), policy));
+      QVERIFY2(line.match(hf.text()).hasMatch(), qPrintable(held + " " + policy + "\n" + hf.text()));
+    }
+    for (const std::string& policy : strata::convertPolicyNames())
+      QVERIFY2(hf.text().contains(QString("(policy %1)\n").arg(QString::fromStdString(policy))),
+               policy.c_str());
+    QVERIFY(!container.text().contains("(policy "));  // a container has its own policy
 
     const CliRun missing = runCli({"inspect", path(dir("nothing"))});
     QCOMPARE(missing.exitCode, 1);
     QVERIFY(missing.err.contains("not a directory"));
     QCOMPARE(runCli({"inspect"}).exitCode, 2);
+  }
+
+  // The advice for a checkpoint: the most exact policy whose converted resident weights and KV
+  // cache fit the RAM available, judged on machines just above and below each need.
+  void policyThatFitsPicksTheMostExactThatFits() {
+    const strata::ModelSummary m = strata::inspectModel(fixtures::dataDir() / "tiny-fp8");
+    QCOMPARE(m.conversions.size(), strata::convertPolicyNames().size());
+    std::map<std::string, uint64_t> need;
+    for (const strata::ConvertedSize& c : m.conversions)
+      need[c.policy] = c.residentBytes + m.kvBytesPerToken * 100;
+    QVERIFY(need["int4-g32"] < need["default"]);
+    strata::MachineSummary machine;
+    const auto with = [&](uint64_t ram) {
+      machine.ramTotal = machine.ramAvailable = ram;
+      return strata::policyThatFits(m, machine, 100);
+    };
+    QCOMPARE(with(need["default"]), std::string("default"));
+    QCOMPARE(with(need["default"] - 1), std::string("int4-g32"));
+    QCOMPARE(with(need["int4-g32"]), std::string("int4-g32"));
+    QCOMPARE(with(need["int4-row"] - 1), std::string());
+    QVERIFY(need["int4-row"] <= need["int4-g128"] && need["int4-g128"] <= need["int4-g64"] &&
+            need["int4-g64"] <= need["int4-g32"]);
   }
 
   // Peak RSS of the converting process <= 2 x largest tensor + 256 MB (the bound), and

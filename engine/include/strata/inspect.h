@@ -19,6 +19,14 @@ struct TensorCensusRow {
   uint64_t bytes = 0;
 };
 
+// A Hugging Face folder's sizes once converted with one policy.
+struct ConvertedSize {
+  std::string policy;
+  uint64_t residentBytes = 0;  // as the engine will hold them
+  uint64_t streamedBytes = 0;
+  uint64_t expertBytes = 0;
+};
+
 struct ModelSummary {
   std::filesystem::path directory;
   bool isContainer = false;  // else a Hugging Face folder
@@ -43,6 +51,8 @@ struct ModelSummary {
   uint64_t convertedResidentBytes = 0;
   uint64_t convertedStreamedBytes = 0;
   uint64_t convertedExpertBytes = 0;
+  // Hugging Face folders: the same under every convert policy, "default" first.
+  std::vector<ConvertedSize> conversions;
   uint64_t kvBytesPerToken = 0;  // the engine's KV cache (f32 latent, rope key, indexer key)
   std::string sourceFingerprint;
   std::vector<TensorCensusRow> census;  // sorted by bytes, largest first
@@ -73,5 +83,10 @@ ModelSummary inspectModel(const std::filesystem::path& dir);
 MachineSummary inspectMachine(const std::filesystem::path& diskPath);
 FitVerdict fitVerdict(const ModelSummary& model, const MachineSummary& machine,
                       int contextTokens = 8192);
+// A Hugging Face folder: the policy to convert it with for this machine, the most exact whose
+// resident weights and KV cache for `contextTokens` fit the RAM available ("default", then
+// "int4-g32", "int4-g64", "int4-g128", "int4-row"); empty when none does, or for a container.
+std::string policyThatFits(const ModelSummary& model, const MachineSummary& machine,
+                           int contextTokens = 8192);
 
 }  // namespace strata

@@ -88,16 +88,24 @@ void summarizeCheckpoint(ModelSummary& s) {
     fp8 = fp8 || t.dtype == io::DType::F8_E4M3;
     ++dtypes[std::string(io::dtypeName(t.dtype))];
   }
-  const convert::ContainerPlan plan =
-      convert::planContainer(table, source.config(), convert::policyByName("default"));
-  for (const io::ContainerFile& f : plan.files)
-    if (f.role == io::FileRole::Experts) s.convertedStreamedBytes += f.fileBytes;
-  // As the engine will hold the converted weights, like a container's residentBytes.
-  s.convertedResidentBytes = static_cast<uint64_t>(
-      tier::residentTensorBytes(source.config(), plan.files, model::WeightPrecision::Native));
-  for (const io::ContainerFile& f : plan.files)
-    if (f.role == io::FileRole::Experts && !f.experts.empty() && s.convertedExpertBytes == 0)
-      s.convertedExpertBytes = f.experts.front().span;
+  for (const std::string& policy : convert::policyNames()) {
+    const convert::ContainerPlan plan =
+        convert::planContainer(table, source.config(), convert::policyByName(policy));
+    ConvertedSize size;
+    size.policy = policy;
+    // As the engine will hold the converted weights, like a container's residentBytes.
+    size.residentBytes = static_cast<uint64_t>(
+        tier::residentTensorBytes(source.config(), plan.files, model::WeightPrecision::Native));
+    for (const io::ContainerFile& f : plan.files) {
+      if (f.role != io::FileRole::Experts) continue;
+      size.streamedBytes += f.fileBytes;
+      if (!f.experts.empty() && size.expertBytes == 0) size.expertBytes = f.experts.front().span;
+    }
+    s.conversions.push_back(size);
+  }
+  s.convertedResidentBytes = s.conversions.front().residentBytes;  // "default"
+  s.convertedStreamedBytes = s.conversions.front().streamedBytes;
+  s.convertedExpertBytes = s.conversions.front().expertBytes;
   if (fp8) {
     s.weightFormat = "Hugging Face, FP8 e4m3 with " + std::to_string(source.config().fp8BlockRows) +
                      "x" + std::to_string(source.config().fp8BlockCols) + " block scales";
@@ -178,6 +186,15 @@ FitVerdict fitVerdict(const ModelSummary& model, const MachineSummary& machine, 
   else
     v.text = "does not fit: " + need + ", more than the machine's " + gb(machine.ramTotal);
   return v;
+}
+
+std::string policyThatFits(const ModelSummary& model, const MachineSummary& machine,
+                           int contextTokens) {
+  const uint64_t kv = model.kvBytesPerToken * static_cast<uint64_t>(contextTokens);
+  for (const char* policy : {"default", "int4-g32", "int4-g64", "int4-g128", "int4-row"})
+    for (const ConvertedSize& c : model.conversions)
+      if (c.policy == policy && c.residentBytes + kv <= machine.ramAvailable) return policy;
+  return {};
 }
 
 }  // namespace strata
