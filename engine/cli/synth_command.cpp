@@ -1,8 +1,8 @@
 // synth: a synthetic GLM-5-shaped model (random weights) written as a Strata container.
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -77,10 +77,11 @@ int printDryRun(SynthOptions options, const std::vector<std::string>& policies, 
     reports.push_back(synthesizeModel(options, {}));
   }
   const SynthReport& first = reports.front();
-  std::printf("plan: %.3f billion parameters, %lld routed experts streamed from disk, KV cache %s "
-              "per token\n",
-              first.parameters / 1e9, static_cast<long long>(first.experts),
-              decimalSize(first.kvBytesPerToken).c_str());
+  std::printf(
+      "plan: %.3f billion parameters, %lld routed experts streamed from disk, KV cache %s "
+      "per token\n",
+      first.parameters / 1e9, static_cast<long long>(first.experts),
+      decimalSize(first.kvBytesPerToken).c_str());
   std::printf("this machine: %.1f GB of RAM available of %.1f GB\n", machine.ramAvailable / 1e9,
               machine.ramTotal / 1e9);
   std::printf("%-10s %10s %11s %16s %10s  %s\n", "policy", "container", "one expert",

@@ -384,7 +384,8 @@ class TestContainer : public QObject {
     const Container c = Container::open(dir2);
     const auto rows = c.tensorRows(name);
     std::vector<float> row(static_cast<size_t>(rows->cols()));
-    EXPECT_ERROR(rows->row(rows->rows(), row.data()), {"model.embed_tokens.weight", "out of range"});
+    EXPECT_ERROR(rows->row(rows->rows(), row.data()),
+                 {"model.embed_tokens.weight", "out of range"});
     EXPECT_ERROR(rows->row(-1, row.data()), {"out of range"});
     rows->row(rows->rows() - 1, row.data());
     fs::resize_file(dir2 / kResidentFileName, c.get(name).dataOffset + 10);

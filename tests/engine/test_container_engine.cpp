@@ -134,7 +134,8 @@ class TestContainerEngine : public QObject {
         config, *strata::model::checkpointWeightSource(store, config),
         strata::model::WeightPrecision::Native);
     QVERIFY(!fromCheckpoint.embedTokens.onDisk());
-    QVERIFY(fromCheckpoint.embedTokens.bytes() >= int64_t{config.vocabSize} * config.hiddenSize * 2);
+    QVERIFY(fromCheckpoint.embedTokens.bytes() >=
+            int64_t{config.vocabSize} * config.hiddenSize * 2);
   }
 };
 

@@ -1,9 +1,9 @@
 // strata-cli convert and inspect, driven as a user would: progress and summary output, exit
 // codes, and the converter's peak memory (VmHWM of the converting process) on a generated
 // checkpoint big enough that holding it in memory would break the bound.
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QRegularExpression>
 #include <QThread>
 #include <filesystem>
 #include <map>
@@ -158,17 +158,21 @@ class TestConvertCli : public QObject {
     // Before conversion, under every policy, the resident bytes the converted container's
     // engine holds (checked for default, converted above, and int4-g32).
     const fs::path int4 = dir("tiny-fp8-int4");
-    QCOMPARE(runCli({"convert", "--in", path(fixtures::dataDir() / "tiny-fp8"), "--out",
-                     path(int4), "--policy", "int4-g32"})
+    QCOMPARE(runCli({"convert", "--in", path(fixtures::dataDir() / "tiny-fp8"), "--out", path(int4),
+                     "--policy", "int4-g32"})
                  .exitCode,
              0);
-    for (const auto& [policy, converted] : {std::pair{"default", out}, std::pair{"int4-g32", int4}}) {
-      const double bytes = static_cast<double>(strata::Engine::plan(converted, native).residentBytes);
+    for (const auto& [policy, converted] :
+         {std::pair{"default", out}, std::pair{"int4-g32", int4}}) {
+      const double bytes =
+          static_cast<double>(strata::Engine::plan(converted, native).residentBytes);
       const QString held = bytes >= 1e6 ? QString::asprintf("%.2f MB", bytes / 1e6)
                                         : QString::asprintf("%.1f KB", bytes / 1e3);
-      const QRegularExpression line(QString("\\n(converted: |           ) +%1 resident, .*\\(policy %2\\)\\n")
-                                        .arg(QRegularExpression::escape(held), policy));
-      QVERIFY2(line.match(hf.text()).hasMatch(), qPrintable(held + " " + policy + "\n" + hf.text()));
+      const QRegularExpression line(
+          QString("\\n(converted: |           ) +%1 resident, .*\\(policy %2\\)\\n")
+              .arg(QRegularExpression::escape(held), policy));
+      QVERIFY2(line.match(hf.text()).hasMatch(),
+               qPrintable(held + " " + policy + "\n" + hf.text()));
     }
     for (const std::string& policy : strata::convertPolicyNames())
       QVERIFY2(hf.text().contains(QString("(policy %1)\n").arg(QString::fromStdString(policy))),

@@ -287,8 +287,8 @@ class TestSynth : public QObject {
     QVERIFY(resident["int4-g32"] < resident["default"]);
     QCOMPARE(resident["int8"], resident["default"]);  // they differ in the routed experts only
 
-    const CliRun one = runCli(
-        {"synth", "--from-config", path(configFile), "--dry-run", "--policy", "int4-row"});
+    const CliRun one =
+        runCli({"synth", "--from-config", path(configFile), "--dry-run", "--policy", "int4-row"});
     QVERIFY2(one.exitCode == 0 && one.text().contains("\nint4-row ") &&
                  !one.text().contains("\ndefault "),
              qPrintable(one.text()));
@@ -451,7 +451,8 @@ class TestSynth : public QObject {
     QTest::newRow("neither preset nor config") << "neither" << 2 << "exactly one of";
     QTest::newRow("both preset and config") << "both" << 2 << "exactly one of";
     QTest::newRow("negative zipf") << "zipf" << 2 << "--zipf: '-1'";
-    QTest::newRow("unknown policy") << "policy" << 2 << "unknown policy 'int3' (known: default, int8";
+    QTest::newRow("unknown policy")
+        << "policy" << 2 << "unknown policy 'int3' (known: default, int8";
     QTest::newRow("context without dry run") << "context" << 2 << "--context goes with --dry-run";
     QTest::newRow("malformed config") << "malformed" << 1 << "not valid JSON";
     QTest::newRow("other model type") << "type" << 1 << "model_type";
@@ -487,8 +488,12 @@ class TestSynth : public QObject {
       args << "--from-config" << path(writeConfig(config));
     }
     if (what == "missing") args << "--from-config" << path(root() / "absent.json");
-    if (what == "policy") args << "--from-config" << path(good) << "--policy" << "int3";
-    if (what == "context") args << "--from-config" << path(good) << "--context" << "100";
+    if (what == "policy")
+      args << "--from-config" << path(good) << "--policy"
+           << "int3";
+    if (what == "context")
+      args << "--from-config" << path(good) << "--context"
+           << "100";
     const CliRun r = runCli(args);
     QCOMPARE(r.exitCode, exitCode);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));

@@ -206,9 +206,9 @@ void Container::checkChecksum(const ContainerTensor& t, bool scales, uint64_t ac
   const uint64_t expected = scales ? t.entry.scalesChecksum : t.entry.dataChecksum;
   if (actual == expected) return;
   const std::string part = scales ? "scales" : (isInteger(t.entry.format) ? "codes" : "values");
-  throw Error(paths_[static_cast<size_t>(t.fileIndex)].string() + ": tensor " +
-              inQuotes(t.name()) + ": checksum mismatch in its " + part + " (stored " +
-              hex64(expected) + ", read " + hex64(actual) + "): the file is corrupt");
+  throw Error(paths_[static_cast<size_t>(t.fileIndex)].string() + ": tensor " + inQuotes(t.name()) +
+              ": checksum mismatch in its " + part + " (stored " + hex64(expected) + ", read " +
+              hex64(actual) + "): the file is corrupt");
 }
 
 std::vector<std::byte> Container::readVerified(const ContainerTensor& t, bool scales) const {

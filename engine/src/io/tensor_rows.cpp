@@ -35,8 +35,8 @@ void TensorRows::readAt(void* out, uint64_t bytes, uint64_t offset) const {
     const ssize_t got = ::pread(fd_, dst + done, bytes - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0)
-      throw Error(file_.string() + ": reading a row of tensor '" + entry_.name + "': " +
-                  (got < 0 ? std::strerror(errno) : "unexpected end of file (truncated?)"));
+      throw Error(file_.string() + ": reading a row of tensor '" + entry_.name +
+                  "': " + (got < 0 ? std::strerror(errno) : "unexpected end of file (truncated?)"));
     done += static_cast<uint64_t>(got);
   }
 }
@@ -62,9 +62,11 @@ void TensorRows::row(int64_t r, float* out) const {
     case QuantFormat::Int8:
     case QuantFormat::Int4: {
       std::vector<std::byte> scales(scaleRowBytes_);
-      readAt(scales.data(), scales.size(), scalesOffset_ + static_cast<uint64_t>(r) * scaleRowBytes_);
+      readAt(scales.data(), scales.size(),
+             scalesOffset_ + static_cast<uint64_t>(r) * scaleRowBytes_);
       quant::QuantizedMatrix one;  // a one-row view: the same decoding as the whole matrix's
-      one.format = entry_.format == QuantFormat::Int8 ? quant::IntFormat::Int8 : quant::IntFormat::Int4;
+      one.format =
+          entry_.format == QuantFormat::Int8 ? quant::IntFormat::Int8 : quant::IntFormat::Int4;
       one.rows = 1;
       one.cols = cols;
       one.paddedCols = entry_.paddedCols;

@@ -15,12 +15,15 @@ class EmbeddingTable {
  public:
   EmbeddingTable() = default;
   explicit EmbeddingTable(kernels::Matrix inMemory) : inMemory_(std::move(inMemory)) {}
-  explicit EmbeddingTable(std::shared_ptr<const io::TensorRows> onDisk) : onDisk_(std::move(onDisk)) {}
+  explicit EmbeddingTable(std::shared_ptr<const io::TensorRows> onDisk)
+      : onDisk_(std::move(onDisk)) {}
 
   // Writes token t's row (cols floats). Throws strata::Error when a disk read fails.
   void row(int64_t token, float* out) const {
-    if (onDisk_) onDisk_->row(token, out);
-    else inMemory_.row(token, out);
+    if (onDisk_)
+      onDisk_->row(token, out);
+    else
+      inMemory_.row(token, out);
   }
   // Bytes held in memory: none for a table on disk.
   int64_t bytes() const { return onDisk_ ? 0 : inMemory_.bytes(); }

@@ -125,8 +125,8 @@ ModelWeights loadModelWeights(const ModelConfig& config, const WeightSource& sou
                               WeightPrecision precision) {
   WeightLoader load(config, source, precision);
   ModelWeights w;
-  w.embedTokens = source.embedding("model.embed_tokens.weight", config.vocabSize,
-                                   config.hiddenSize, precision);
+  w.embedTokens =
+      source.embedding("model.embed_tokens.weight", config.vocabSize, config.hiddenSize, precision);
   w.finalNorm = load.vector("model.norm.weight", config.hiddenSize);
   const bool tiedHead = config.tieWordEmbeddings && !source.contains("lm_head.weight");
   w.lmHead = load.matrix(tiedHead ? "model.embed_tokens.weight" : "lm_head.weight",
