@@ -54,8 +54,6 @@ class ProgressPrinter {
   double printedAt_ = -1e9;
 };
 
-}  // namespace
-
 // Hours before the result could tell: a note when this machine could not hold the converted
 // model's resident weights, and the policy that would fit. Converting for another machine is
 // fine, so it is only a note. A folder inspect cannot read is left to convertModel's errors.
@@ -65,7 +63,7 @@ void warnIfTooLargeForThisMachine(const ConvertOptions& options) {
   try {
     model = inspectModel(options.input);
     machine = inspectMachine(options.input);
-  } catch (const Error&) {
+  } catch (const std::exception&) {
     return;
   }
   for (const ConvertedSize& c : model.conversions) {
@@ -81,6 +79,8 @@ void warnIfTooLargeForThisMachine(const ConvertOptions& options) {
                                 : ("--policy " + better + " fits (strata-cli inspect IN)").c_str());
   }
 }
+
+}  // namespace
 
 int runConvert(const Args& args) {
   args.allowOnly({"in", "out", "policy", "threads", "delete-input", "chunk-mb"});

@@ -95,10 +95,10 @@ int printDryRun(SynthOptions options, const std::vector<std::string>& policies, 
                 fitWord(r, machine, context));
   }
   std::printf(
-      "resident in RAM: the weights the engine holds at native precision (all but the routed "
-      "experts);\n+ KV: with the f32 KV cache for %d tokens (--context). Experts stream from "
-      "disk through\nthe expert cache in the RAM left over; `convert --policy NAME` stores a "
-      "checkpoint so.\n",
+      "resident in RAM: the weights the engine holds at native precision (all but the routed\n"
+      "experts and the embedding table, which stay on disk); + KV: with the f32 KV cache for %d\n"
+      "tokens (--context). Experts stream from disk through the expert cache in the RAM left\n"
+      "over; `convert --policy NAME` stores a checkpoint so.\n",
       context);
   return 0;
 }

@@ -457,6 +457,54 @@ class TestKernels : public QObject {
                  qPrintable(QString("output %1, column %2: %3, expected %4").arg(i).arg(j).arg(out[at]).arg(exact)));
       }
   }
+
+  // addScaledRows (many cached latents into a few outputs, held in registers): each output
+  // gains the sum of its scales times the rows, for 32-column blocks and tails, one to seven
+  // outputs, no rows at all; outputs past n are left alone. Within 1e-6 of the float64 sum,
+  // relative to the sum of the terms' magnitudes, and equal to addScaledRow called once per row
+  // in order wherever both use FMAs alike (the full 32-column blocks).
+  void addScaledRowsMatchesDefinition_data() {
+    QTest::addColumn<int>("cols");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("count");
+    for (int cols : {1, 31, 32, 77, 512})
+      for (int n : {1, 3, 4, 7})
+        for (int count : {0, 1, 37})
+          QTest::addRow("cols %d n %d rows %d", cols, n, count) << cols << n << count;
+  }
+  void addScaledRowsMatchesDefinition() {
+    QFETCH(int, cols);
+    QFETCH(int, n);
+    QFETCH(int, count);
+    const int stride = count + 5;  // output i's scale for row r at scales[i * stride + r]
+    const auto values = randomValues(static_cast<size_t>(std::max(1, count) * cols), 81);
+    std::vector<const float*> rows;
+    for (int r = 0; r < count; ++r) rows.push_back(values.data() + r * cols);
+    const auto scales = randomValues(static_cast<size_t>(n * stride), 82);
+    const auto start = randomValues(static_cast<size_t>((n + 1) * cols), 83);
+    std::vector<float> rowByRow = start, out = start;
+    for (int r = 0; r < count; ++r)
+      kernels::addScaledRow(rows[static_cast<size_t>(r)], scales.data() + r, stride, n, cols,
+                            rowByRow.data());
+    kernels::addScaledRows(rows.data(), count, scales.data(), stride, n, cols, out.data());
+    for (int i = 0; i <= n; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const size_t at = static_cast<size_t>(i) * cols + j;
+        if (i == n) {
+          QCOMPARE(out[at], start[at]);
+          continue;
+        }
+        double exact = start[at], magnitude = std::abs(double(start[at]));
+        for (int r = 0; r < count; ++r) {
+          const double term = double(scales[i * stride + r]) * values[r * cols + j];
+          exact += term;
+          magnitude += std::abs(term);
+        }
+        QVERIFY2(std::abs(out[at] - exact) <= 1e-6 * magnitude,
+                 qPrintable(QString("output %1, column %2: %3, expected %4").arg(i).arg(j).arg(out[at]).arg(exact)));
+        if (j < cols / 32 * 32) QCOMPARE(out[at], rowByRow[at]);
+      }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestKernels)

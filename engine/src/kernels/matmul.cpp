@@ -217,6 +217,61 @@ void bf16RowTimesInputs(const uint16_t* wr, const float* x, int64_t n, int64_t c
                         float* yr) {
   rowTimesInputsOf(wr, x, n, cols, rows, yr);
 }
+// addScaledRows for kN outputs: each 32-column block of the outputs stays in registers while
+// every row adds into it, in row order; leftover columns one by one, also in row order.
+template <int kN>
+__attribute__((always_inline)) inline void addScaledRowsOf(const float* const* rows, int64_t count,
+                                                          const float* scales, int64_t scaleStride,
+                                                          int64_t cols, float* out) {
+  constexpr int64_t kWidth = 16, kBlock = 2 * kWidth;
+  int64_t j = 0;
+  for (; j + kBlock <= cols; j += kBlock) {
+    Lanes a[kN], b[kN];
+#pragma GCC unroll 4
+    for (int i = 0; i < kN; ++i) {
+      a[i] = STRATA_LOAD(out + i * cols + j);
+      b[i] = STRATA_LOAD(out + i * cols + j + kWidth);
+    }
+    for (int64_t r = 0; r < count; ++r) {
+      const Lanes k0 = STRATA_LOAD(rows[r] + j), k1 = STRATA_LOAD(rows[r] + j + kWidth);
+#pragma GCC unroll 4
+      for (int i = 0; i < kN; ++i) {
+        const float s = scales[i * scaleStride + r];
+        a[i] += s * k0;
+        b[i] += s * k1;
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < kN; ++i) {
+      std::memcpy(out + i * cols + j, &a[i], sizeof a[i]);
+      std::memcpy(out + i * cols + j + kWidth, &b[i], sizeof b[i]);
+    }
+  }
+  for (; j < cols; ++j)
+    for (int i = 0; i < kN; ++i) {
+      float o = out[i * cols + j];
+      for (int64_t r = 0; r < count; ++r) o += scales[i * scaleStride + r] * rows[r][j];
+      out[i * cols + j] = o;
+    }
+}
+
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void addScaledRows(const float* const* rows, int64_t count, const float* scales,
+                   int64_t scaleStride, int64_t n, int64_t cols, float* out) {
+  for (int64_t i = 0; i < n; i += 4) {
+    const float* s = scales + i * scaleStride;
+    float* o = out + i * cols;
+    switch (std::min<int64_t>(4, n - i)) {
+      case 4: addScaledRowsOf<4>(rows, count, s, scaleStride, cols, o); break;
+      case 3: addScaledRowsOf<3>(rows, count, s, scaleStride, cols, o); break;
+      case 2: addScaledRowsOf<2>(rows, count, s, scaleStride, cols, o); break;
+      default: addScaledRowsOf<1>(rows, count, s, scaleStride, cols, o); break;
+    }
+  }
+}
+
 #undef STRATA_LOAD
 #undef STRATA_LOAD_TAIL
 #undef STRATA_LOAD_BF16

@@ -59,6 +59,13 @@ void bf16RowTimesInputs(const uint16_t* wr, const float* x, int64_t n, int64_t c
 void addScaledRow(const float* row, const float* scales, int64_t scaleStride, int64_t n,
                   int64_t cols, float* out);
 
+// The same for `count` rows in order: out[i * cols + j] += scales[i * scaleStride + r] * rows[r][j]
+// for r = 0 .. count - 1, each output's sums in addScaledRow's order, but with a block of the
+// outputs held in registers across all the rows rather than loaded and stored per row
+// (attention's weighted sum over thousands of cached latents). Multi-versioned likewise.
+void addScaledRows(const float* const* rows, int64_t count, const float* scales,
+                   int64_t scaleStride, int64_t n, int64_t cols, float* out);
+
 // Dot product of two f32 vectors.
 inline float dot(const float* a, const float* b, int64_t len) {
   float sum = 0.0f;

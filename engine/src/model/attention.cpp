@@ -158,6 +158,7 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
     std::vector<float> qRope(static_cast<size_t>(kHeadGroup * d.rope));
     std::vector<float> oLatent(static_cast<size_t>(kHeadGroup * d.latent));
     std::vector<float> kvBBuffer(static_cast<size_t>(d.latent));
+    std::vector<const float*> latentRows(static_cast<size_t>(keys));
     RowKeys rowKeys(cache);
 #pragma omp for collapse(2) schedule(dynamic)
     for (int64_t s = 0; s < batch.count; ++s) {
@@ -179,8 +180,9 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
         rowKeys.prepare(s, sel, batch.visibleKeys(s));
         int64_t len = 0;
         forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-          kernels::rowTimesInputs(rowKeys.latent(len, t), qLatent.data(), heads, d.latent, keys,
-                                  logits.data() + len);
+          latentRows[static_cast<size_t>(len)] = rowKeys.latent(len, t);
+          kernels::rowTimesInputs(latentRows[static_cast<size_t>(len)], qLatent.data(), heads,
+                                  d.latent, keys, logits.data() + len);
           kernels::rowTimesInputs(rowKeys.rope(len, t), qRope.data(), heads, d.rope, keys,
                                   ropeLogits.data() + len);
           ++len;
@@ -192,12 +194,8 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
           for (int64_t i = 0; i < len; ++i) headLogits[i] = (headLogits[i] + headRope[i]) * scale;
           softmax(headLogits, len);
         }
-        int64_t i = 0;
-        forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-          kernels::addScaledRow(rowKeys.latent(i, t), logits.data() + i, keys, heads, d.latent,
-                                oLatent.data());
-          ++i;
-        });
+        kernels::addScaledRows(latentRows.data(), len, logits.data(), keys, heads, d.latent,
+                               oLatent.data());
         for (int k = 0; k < heads; ++k) {
           const int64_t wUV = (first + k) * rowsPerHead + d.nope;  // first of its [v x latent] rows
           float* oh = o + (s * d.heads + first + k) * d.v;
