@@ -390,7 +390,7 @@ class TestContainer : public QObject {
     rows->row(rows->rows() - 1, row.data());
     fs::resize_file(dir2 / kResidentFileName, c.get(name).dataOffset + 10);
     EXPECT_ERROR(rows->row(rows->rows() - 1, row.data()),
-                 {"resident.safetensors", "model.embed_tokens.weight", "unexpected end of file"});
+                 {"resident.safetensors", "model.embed_tokens.weight", "file truncated?"});
   }
 
   void flippedExpertByteNamesLayerAndExpert() {

@@ -15,6 +15,7 @@
 
 #include "core/files.h"
 #include "core/text.h"
+#include "io/pread_all.h"
 #include "quant/convert.h"
 #include "strata/error.h"
 
@@ -188,18 +189,8 @@ const ContainerTensor& Container::get(std::string_view name) const {
 
 void Container::readAt(int fileIndex, void* out, uint64_t bytes, uint64_t offset,
                        const std::string& what) const {
-  auto* dst = static_cast<char*>(out);
-  uint64_t done = 0;
-  while (done < bytes) {
-    const ssize_t got = ::pread(fds_.at(static_cast<size_t>(fileIndex)), dst + done,
-                                std::min<uint64_t>(bytes - done, uint64_t{1} << 30),
-                                static_cast<off_t>(offset + done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0)
-      throw Error(paths_[static_cast<size_t>(fileIndex)].string() + ": reading " + what + ": " +
-                  (got < 0 ? std::strerror(errno) : "unexpected end of file (truncated?)"));
-    done += static_cast<uint64_t>(got);
-  }
+  preadAll(fds_.at(static_cast<size_t>(fileIndex)), out, bytes, offset,
+           paths_[static_cast<size_t>(fileIndex)], what);
 }
 
 void Container::checkChecksum(const ContainerTensor& t, bool scales, uint64_t actual) const {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <bit>
@@ -16,10 +17,10 @@
 #include <sstream>
 #include <unordered_set>
 #include <utility>
-#include <xxhash.h>
 
 #include "core/files.h"
 #include "core/text.h"
+#include "io/pread_all.h"
 #include "quant/convert.h"
 #include "strata/error.h"
 
@@ -78,29 +79,6 @@ namespace {
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 constexpr const char* kIndexFileName = "model.safetensors.index.json";
 constexpr const char* kSingleFileName = "model.safetensors";
-
-// pread until `size` bytes are in; a zero return before that means the file is shorter than
-// its header promised.
-void preadAll(int fd, void* buffer, size_t size, uint64_t offset, const fs::path& file,
-              const std::string& what) {
-  auto* out = static_cast<char*>(buffer);
-  size_t done = 0;
-  while (done < size) {
-    // Linux transfers at most ~2 GiB per call; ask for 1 GiB at a time.
-    const size_t chunk = std::min<size_t>(size - done, size_t{1} << 30);
-    const ssize_t got = ::pread(fd, out + done, chunk, static_cast<off_t>(offset + done));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      throw Error(file.string() + ": reading " + what + ": " + std::strerror(errno));
-    }
-    if (got == 0) {
-      throw Error(file.string() + ": reading " + what + ": got " + std::to_string(done) + " of " +
-                  std::to_string(size) + " bytes at offset " + std::to_string(offset) +
-                  " (file truncated?)");
-    }
-    done += static_cast<size_t>(got);
-  }
-}
 
 DType parseDType(const json& value, const std::string& where) {
   if (!value.is_string()) throw Error(where + ": \"dtype\" must be a string, got " + value.dump());

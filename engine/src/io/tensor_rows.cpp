@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/pread_all.h"
 #include "quant/convert.h"
 #include "quant/int_quant.h"
 #include "strata/error.h"
@@ -29,16 +30,7 @@ TensorRows::~TensorRows() {
 }
 
 void TensorRows::readAt(void* out, uint64_t bytes, uint64_t offset) const {
-  auto* dst = static_cast<char*>(out);
-  uint64_t done = 0;
-  while (done < bytes) {
-    const ssize_t got = ::pread(fd_, dst + done, bytes - done, static_cast<off_t>(offset + done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0)
-      throw Error(file_.string() + ": reading a row of tensor '" + entry_.name +
-                  "': " + (got < 0 ? std::strerror(errno) : "unexpected end of file (truncated?)"));
-    done += static_cast<uint64_t>(got);
-  }
+  preadAll(fd_, out, bytes, offset, file_, "a row of tensor '" + entry_.name + "'");
 }
 
 void TensorRows::row(int64_t r, float* out) const {
