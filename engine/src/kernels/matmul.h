@@ -46,7 +46,9 @@ void computeRows(std::span<const RowProduct> products);
 void shareRows(std::span<const RowProduct> products, std::vector<float>& scratch);
 
 // yr[i * rows] = wr . x[i] for the n activation rows x[i] (cols values each): one weight row,
-// loaded once, against every input. Multi-versioned for AVX-512 / AVX2 / baseline x86-64.
+// loaded once, against every input. Summed in one fixed order (float_rows.cpp: 32 partial sums,
+// then pairwise), so a result is the same bits in a batch or alone and with every vector width
+// (AVX-512, AVX2, SSE2, NEON; the widest the CPU has is used).
 void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows, float* yr);
 // The same with a bf16 weight row, widened in registers: bit-identical to rowTimesInputs on
 // the widened row, reading half the bytes.
@@ -62,7 +64,7 @@ void addScaledRow(const float* row, const float* scales, int64_t scaleStride, in
 // The same for `count` rows in order: out[i * cols + j] += scales[i * scaleStride + r] * rows[r][j]
 // for r = 0 .. count - 1, each output's sums in addScaledRow's order, but with a block of the
 // outputs held in registers across all the rows rather than loaded and stored per row
-// (attention's weighted sum over thousands of cached latents). Multi-versioned likewise.
+// (attention's weighted sum over thousands of cached latents). Per vector width likewise.
 void addScaledRows(const float* const* rows, int64_t count, const float* scales,
                    int64_t scaleStride, int64_t n, int64_t cols, float* out);
 
