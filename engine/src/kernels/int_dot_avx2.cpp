@@ -31,26 +31,81 @@ float int8Row(const IntRowArgs& a) {
   return finish(lanes);
 }
 
-float int4Row(const IntRowArgs& a) {
+// Int4, one chunk (128 columns, 64 weight bytes): the int32 partial sums of its blocks as
+// [b0 b0 b2 b2 | b1 b1 b3 b3], codes unsigned (the offsets are subtracted later).
+inline __m256i int4ChunkPairs(const uint8_t* w, const int8_t* x) {
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i lowMask = _mm256_set1_epi8(0x0F);
-  __m128 lanes[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
-  for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
+  __m256i p[2];  // int32 lanes 0-3: block 2 * half, 4-7: block 2 * half + 1
+  for (int half = 0; half < 2; ++half) {  // weight bytes 32*half..
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + half * 32));
+    const __m256i lo = _mm256_and_si256(bytes, lowMask);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), lowMask);
+    const __m256i xlo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + half * 32));
+    const __m256i xhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 + half * 32));
+    const __m256i pairs =
+        _mm256_add_epi16(_mm256_maddubs_epi16(lo, xlo), _mm256_maddubs_epi16(hi, xhi));
+    p[half] = _mm256_madd_epi16(pairs, ones);
+  }
+  return _mm256_hadd_epi32(p[0], p[1]);
+}
+
+// Int4 weight scales of the eight blocks from `first` (a multiple of 8, all within the row).
+inline __m256 int4Scales8(const IntRowArgs& a, int64_t first) {
+  const uint16_t* s = int4Scales(a);
+  __m128i bits;
+  switch (a.groupShift) {
+    case 0:
+      bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + first));
+      break;
+    case 1:
+      bits = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + (first >> 1)));
+      break;
+    case 2:
+      bits = _mm_cvtsi32_si128(s[first >> 2] | (s[(first >> 2) + 1] << 16));
+      break;
+    default:
+      return _mm256_set1_ps(int4Scale(a, first >> a.groupShift));
+  }
+  const __m256 v = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+  if (a.groupShift == 0) return v;
+  const __m256i spread = a.groupShift == 1 ? _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3)
+                                           : _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+  return _mm256_permutevar8x32_ps(v, spread);
+}
+
+float int4Row(const IntRowArgs& a) {
+  const int64_t chunks = a.paddedCols / 128;
+  // Quads of four chunks (16 blocks, one per lane: lanes 0-7 in acc[0], 8-15 in acc[1]), their
+  // block sums reduced together: two hadds and a permute per eight blocks, not per four.
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  const __m256i blockOrder = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t chunk = 0;
+  for (; chunk + 4 <= chunks; chunk += 4) {
     const uint8_t* w = a.weights + chunk * 64;
     const int8_t* x = a.codes + chunk * 128;
-    __m256i p[2];  // int32 lanes 0-3: block 2 * half, 4-7: block 2 * half + 1
-    for (int half = 0; half < 2; ++half) {  // weight bytes 32*half..
-      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + half * 32));
-      const __m256i lo = _mm256_and_si256(bytes, lowMask);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), lowMask);
-      const __m256i xlo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + half * 32));
-      const __m256i xhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 + half * 32));
-      const __m256i pairs =
-          _mm256_add_epi16(_mm256_maddubs_epi16(lo, xlo), _mm256_maddubs_epi16(hi, xhi));
-      p[half] = _mm256_madd_epi16(pairs, ones);
+    for (int line = 0; line < 4; ++line)
+      _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchBytes + line * 64), _MM_HINT_T0);
+    __m256i h[4];
+    for (int c = 0; c < 4; ++c) h[c] = int4ChunkPairs(w + c * 64, x + c * 128);
+    for (int k = 0; k < 2; ++k) {
+      // [c0 b0, c0 b2, c1 b0, c1 b2 | c0 b1, c0 b3, c1 b1, c1 b3], then in block order.
+      const __m256i sums =
+          _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(h[2 * k], h[2 * k + 1]), blockOrder);
+      const int64_t first = chunk * 4 + k * 8;
+      const __m256i isums = _mm256_sub_epi32(
+          sums, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.int4Offsets + first)));
+      const __m256 scale =
+          _mm256_mul_ps(int4Scales8(a, first), _mm256_loadu_ps(a.actScales + first));
+      acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(scale, _mm256_cvtepi32_ps(isums)));
     }
-    // [b0 b0 b2 b2 | b1 b1 b3 b3] after one hadd, whole block sums after two.
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_setzero_si256());
+  }
+  // The last one to three chunks one at a time, chunk c into lanes 4 (c % 4) ..
+  __m128 lanes[4] = {_mm256_castps256_ps128(acc[0]), _mm256_extractf128_ps(acc[0], 1),
+                     _mm256_castps256_ps128(acc[1]), _mm256_extractf128_ps(acc[1], 1)};
+  for (; chunk < chunks; ++chunk) {
+    const __m256i h = _mm256_hadd_epi32(
+        int4ChunkPairs(a.weights + chunk * 64, a.codes + chunk * 128), _mm256_setzero_si256());
     const __m256i blocks =
         _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0));
     const __m128i isums =
