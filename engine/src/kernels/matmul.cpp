@@ -80,10 +80,7 @@ void computeRows(std::span<const RowProduct> products) {
 }
 
 void shareRows(std::span<const RowProduct> products, std::vector<float>& scratch) {
-  for (const RowProduct& p : products) {
-#pragma omp for schedule(static) nowait
-    for (int64_t r = 0; r < p.rows(); ++r) p.computeRow(r, scratch);
-  }
+  for (const RowProduct& p : products) p.computeShare(scratch);
 }
 
 void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config) {

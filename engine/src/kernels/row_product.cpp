@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include <omp.h>
+
 #include "kernels/matmul.h"
 
 namespace strata::kernels {
@@ -79,44 +81,48 @@ void RowProduct::prepareInteger(const RowProduct* sameInput) {
   input_ = std::move(input);
 }
 
-void RowProduct::computeRow(int64_t r, std::vector<float>& scratch) const {
-  float* yr = y_ + r;
+void RowProduct::computeRows(int64_t begin, int64_t end, std::vector<float>& scratch) const {
   switch (path_) {
     case Path::F32:
-      rowTimesInputs(matrix_->f32Data() + r * cols_, x_, n_, cols_, rows_, yr);
+      for (int64_t r = begin; r < end; ++r)
+        rowTimesInputs(matrix_->f32Data() + r * cols_, x_, n_, cols_, rows_, y_ + r);
       return;
     case Path::Bf16:
-      bf16RowTimesInputs(matrix_->bf16Data() + r * cols_, x_, n_, cols_, rows_, yr);
+      for (int64_t r = begin; r < end; ++r)
+        bf16RowTimesInputs(matrix_->bf16Data() + r * cols_, x_, n_, cols_, rows_, y_ + r);
       return;
     case Path::Dequant:
       scratch.resize(static_cast<size_t>(cols_));
-      quant::dequantizeRow(*quantized_, r, scratch.data());
-      rowTimesInputs(scratch.data(), x_, n_, cols_, rows_, yr);
+      for (int64_t r = begin; r < end; ++r) {
+        quant::dequantizeRow(*quantized_, r, scratch.data());
+        rowTimesInputs(scratch.data(), x_, n_, cols_, rows_, y_ + r);
+      }
       return;
     case Path::Integer: {
+      // The arguments are set up once for the range; each row then costs one kernel call per
+      // kMaxDotInputs inputs (decode: one), which meets the inputs while its bytes are in cache.
       const quant::QuantizedMatrix& w = *quantized_;
-      const auto* scales = static_cast<const std::byte*>(w.scaleData()) +
-                           r * w.groupsPerRow() * quant::scaleWidth(w.format);
-      IntRowArgs args{w.codes() + r * w.rowBytes(),
-                      scales,
-                      groupShift_,
-                      0,
-                      nullptr,
-                      nullptr,
-                      nullptr,
-                      w.paddedCols};
-      // The row meets the inputs a few at a time while its bytes are in cache.
-      for (int64_t i = 0; i < n_; i += kMaxDotInputs) {
-        args.inputs = static_cast<int>(std::min<int64_t>(kMaxDotInputs, n_ - i));
-        args.codes = input_->activations.codes.data() + i * w.paddedCols;
-        args.actScales = input_->activations.scales.data() + i * blocks_;
-        if (!input_->int4Offsets.empty())
-          args.int4Offsets = input_->int4Offsets.data() + i * blocks_;
-        rowDot_(args, yr + i * rows_, rows_);
+      const int64_t scaleBytes = w.groupsPerRow() * quant::scaleWidth(w.format);
+      IntRowArgs args{nullptr, nullptr, groupShift_, 0, nullptr, nullptr, nullptr, w.paddedCols};
+      for (int64_t r = begin; r < end; ++r) {
+        args.weights = w.codes() + r * w.rowBytes();
+        args.weightScales = static_cast<const std::byte*>(w.scaleData()) + r * scaleBytes;
+        for (int64_t i = 0; i < n_; i += kMaxDotInputs) {
+          args.inputs = static_cast<int>(std::min<int64_t>(kMaxDotInputs, n_ - i));
+          args.codes = input_->activations.codes.data() + i * w.paddedCols;
+          args.actScales = input_->activations.scales.data() + i * blocks_;
+          if (!input_->int4Offsets.empty()) args.int4Offsets = input_->int4Offsets.data() + i * blocks_;
+          rowDot_(args, y_ + r + i * rows_, rows_);
+        }
       }
       return;
     }
   }
+}
+
+void RowProduct::computeShare(std::vector<float>& scratch) const {
+  const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+  computeRows(rows_ * thread / threads, rows_ * (thread + 1) / threads, scratch);
 }
 
 }  // namespace strata::kernels

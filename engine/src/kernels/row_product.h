@@ -30,8 +30,12 @@ class RowProduct {
 
   int64_t rows() const { return rows_; }
   int64_t multiplyAdds() const { return rows_ * cols_ * n_; }
-  // Output row r for every input. `scratch` is the calling thread's buffer for a dequantized row.
-  void computeRow(int64_t r, std::vector<float>& scratch) const;
+  // Output rows begin .. end - 1 for every input. `scratch` is the calling thread's buffer for
+  // a dequantized row. A row's numbers do not depend on the range it is computed in.
+  void computeRows(int64_t begin, int64_t end, std::vector<float>& scratch) const;
+  // This thread's even share of the rows, from inside a parallel region (the split
+  // schedule(static) makes), or every row outside one.
+  void computeShare(std::vector<float>& scratch) const;
 
  private:
   void selectPath(const Matrix& w);

@@ -108,19 +108,16 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
 #pragma omp for schedule(dynamic, 1)
       for (size_t i = 0; i < tasks.size(); ++i) {
         for (const kernels::RowProduct* p : {&gateUp[2 * i], &gateUp[2 * i + 1]})
-          for (int64_t r = 0; r < p->rows(); ++r) p->computeRow(r, scratch);
+          p->computeRows(0, p->rows(), scratch);
         prepareDown(i);
-        for (int64_t r = 0; r < down[i]->rows(); ++r) down[i]->computeRow(r, scratch);
+        down[i]->computeRows(0, down[i]->rows(), scratch);
       }
     } else {
       kernels::shareRows(gateUp, scratch);
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
       for (size_t i = 0; i < tasks.size(); ++i) prepareDown(i);
-      for (const std::optional<kernels::RowProduct>& d : down) {
-#pragma omp for schedule(static) nowait
-        for (int64_t r = 0; r < d->rows(); ++r) d->computeRow(r, scratch);
-      }
+      for (const std::optional<kernels::RowProduct>& d : down) d->computeShare(scratch);
     }
   }
 }
