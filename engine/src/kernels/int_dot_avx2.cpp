@@ -31,20 +31,33 @@ float int8Row(const IntRowArgs& a) {
   return finish(lanes);
 }
 
-// Int4, one chunk (128 columns, 64 weight bytes): the int32 partial sums of its blocks as
-// [b0 b0 b2 b2 | b1 b1 b3 b3], codes unsigned (the offsets are subtracted later).
-inline __m256i int4ChunkPairs(const uint8_t* w, const int8_t* x) {
-  const __m256i ones = _mm256_set1_epi16(1);
+// Int4, one chunk (128 columns, 64 weight bytes) unpacked to its codes (unsigned, q + 8): for
+// each 32-byte half, the low and the high nibbles.
+struct Int4Chunk {
+  __m256i lo[2], hi[2];
+};
+
+inline Int4Chunk unpackChunk(const uint8_t* w) {
   const __m256i lowMask = _mm256_set1_epi8(0x0F);
-  __m256i p[2];  // int32 lanes 0-3: block 2 * half, 4-7: block 2 * half + 1
+  Int4Chunk c;
   for (int half = 0; half < 2; ++half) {  // weight bytes 32*half..
     const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + half * 32));
-    const __m256i lo = _mm256_and_si256(bytes, lowMask);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), lowMask);
+    c.lo[half] = _mm256_and_si256(bytes, lowMask);
+    c.hi[half] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), lowMask);
+  }
+  return c;
+}
+
+// The chunk against one input's codes: the int32 partial sums of its blocks as
+// [b0 b0 b2 b2 | b1 b1 b3 b3] (the offsets are subtracted later).
+inline __m256i chunkPairs(const Int4Chunk& c, const int8_t* x) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i p[2];  // int32 lanes 0-3: block 2 * half, 4-7: block 2 * half + 1
+  for (int half = 0; half < 2; ++half) {
     const __m256i xlo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + half * 32));
     const __m256i xhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 + half * 32));
-    const __m256i pairs =
-        _mm256_add_epi16(_mm256_maddubs_epi16(lo, xlo), _mm256_maddubs_epi16(hi, xhi));
+    const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(c.lo[half], xlo),
+                                           _mm256_maddubs_epi16(c.hi[half], xhi));
     p[half] = _mm256_madd_epi16(pairs, ones);
   }
   return _mm256_hadd_epi32(p[0], p[1]);
@@ -74,61 +87,95 @@ inline __m256 int4Scales8(const IntRowArgs& a, int64_t first) {
   return _mm256_permutevar8x32_ps(v, spread);
 }
 
-float int4Row(const IntRowArgs& a) {
-  const int64_t chunks = a.paddedCols / 128;
-  // Quads of four chunks (16 blocks, one per lane: lanes 0-7 in acc[0], 8-15 in acc[1]), their
-  // block sums reduced together: two hadds and a permute per eight blocks, not per four.
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+// Chunks `chunk` and `chunk + 1` (eight blocks) of one int4 row against kInputs inputs, each
+// chunk unpacked once for all of them, added into lanes[i] (the eight lanes those blocks go
+// to). Their block sums are reduced together: one hadd and a permute per eight blocks.
+template <int kInputs>
+__attribute__((always_inline)) inline void addChunkPair(const IntRowArgs& a, int64_t chunk,
+                                                        __m256 (&lanes)[kInputs]) {
+  const int64_t blocks = a.paddedCols / 32;
+  const uint8_t* w = a.weights + chunk * 64;
+  for (int line = 0; line < 2; ++line)
+    _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchBytes + line * 64), _MM_HINT_T0);
+  __m256i h[kInputs][2];
+  for (int c = 0; c < 2; ++c) {
+    const Int4Chunk unpacked = unpackChunk(w + c * 64);
+    for (int i = 0; i < kInputs; ++i)
+      h[i][c] = chunkPairs(unpacked, a.codes + i * a.paddedCols + (chunk + c) * 128);
+  }
+  const int64_t first = chunk * 4;
+  const __m256 weightScales = int4Scales8(a, first);
   const __m256i blockOrder = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int i = 0; i < kInputs; ++i) {
+    // [c0 b0, c0 b2, c1 b0, c1 b2 | c0 b1, c0 b3, c1 b1, c1 b3], then in block order.
+    const __m256i sums =
+        _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(h[i][0], h[i][1]), blockOrder);
+    const __m256i isums = _mm256_sub_epi32(
+        sums,
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.int4Offsets + i * blocks + first)));
+    const __m256 scale =
+        _mm256_mul_ps(weightScales, _mm256_loadu_ps(a.actScales + i * blocks + first));
+    lanes[i] = _mm256_add_ps(lanes[i], _mm256_mul_ps(scale, _mm256_cvtepi32_ps(isums)));
+  }
+}
+
+// One int4 row against kInputs (1 or 2) inputs: two inputs' sums and lanes and an unpacked
+// chunk fill the 16 registers. Quads of chunks: blocks 0-7 of each 16 into lanes 0-7 (low),
+// 8-15 into lanes 8-15 (high).
+template <int kInputs>
+void int4Inputs(const IntRowArgs& a, float* out, int64_t outStride) {
+  const int64_t chunks = a.paddedCols / 128;
+  __m256 low[kInputs], high[kInputs];
+  for (int i = 0; i < kInputs; ++i) low[i] = high[i] = _mm256_setzero_ps();
   int64_t chunk = 0;
   for (; chunk + 4 <= chunks; chunk += 4) {
-    const uint8_t* w = a.weights + chunk * 64;
-    const int8_t* x = a.codes + chunk * 128;
-    for (int line = 0; line < 4; ++line)
-      _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchBytes + line * 64), _MM_HINT_T0);
-    __m256i h[4];
-    for (int c = 0; c < 4; ++c) h[c] = int4ChunkPairs(w + c * 64, x + c * 128);
-    for (int k = 0; k < 2; ++k) {
-      // [c0 b0, c0 b2, c1 b0, c1 b2 | c0 b1, c0 b3, c1 b1, c1 b3], then in block order.
+    addChunkPair<kInputs>(a, chunk, low);
+    addChunkPair<kInputs>(a, chunk + 2, high);
+  }
+  if (chunk + 2 <= chunks) {
+    addChunkPair<kInputs>(a, chunk, low);
+    chunk += 2;
+  }
+  for (int i = 0; i < kInputs; ++i) {
+    // A last odd chunk c into lanes 4 (c % 4) .., as a chunk of its own.
+    __m128 lanes[4] = {_mm256_castps256_ps128(low[i]), _mm256_extractf128_ps(low[i], 1),
+                       _mm256_castps256_ps128(high[i]), _mm256_extractf128_ps(high[i], 1)};
+    if (chunk < chunks) {
+      const IntRowArgs one = input(a, i);
+      const __m256i h = _mm256_hadd_epi32(
+          chunkPairs(unpackChunk(a.weights + chunk * 64), one.codes + chunk * 128),
+          _mm256_setzero_si256());
       const __m256i sums =
-          _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(h[2 * k], h[2 * k + 1]), blockOrder);
-      const int64_t first = chunk * 4 + k * 8;
-      const __m256i isums = _mm256_sub_epi32(
-          sums, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.int4Offsets + first)));
-      const __m256 scale =
-          _mm256_mul_ps(int4Scales8(a, first), _mm256_loadu_ps(a.actScales + first));
-      acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(scale, _mm256_cvtepi32_ps(isums)));
+          _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0));
+      const __m128i isums = _mm_sub_epi32(
+          _mm256_castsi256_si128(sums),
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(one.int4Offsets + chunk * 4)));
+      lanes[chunk % 4] = accumulate4<true>(lanes[chunk % 4], isums, one, chunk * 4);
     }
+    // lanes[c] holds lane[4c .. 4c+3]: l8 = lanes 0+2 | 1+3, then l4, l2, y.
+    const __m128 l4 = _mm_add_ps(_mm_add_ps(lanes[0], lanes[2]), _mm_add_ps(lanes[1], lanes[3]));
+    alignas(16) float l[4];
+    _mm_store_ps(l, l4);
+    out[i * outStride] = (l[0] + l[2]) + (l[1] + l[3]);
   }
-  // The last one to three chunks one at a time, chunk c into lanes 4 (c % 4) ..
-  __m128 lanes[4] = {_mm256_castps256_ps128(acc[0]), _mm256_extractf128_ps(acc[0], 1),
-                     _mm256_castps256_ps128(acc[1]), _mm256_extractf128_ps(acc[1], 1)};
-  for (; chunk < chunks; ++chunk) {
-    const __m256i h = _mm256_hadd_epi32(
-        int4ChunkPairs(a.weights + chunk * 64, a.codes + chunk * 128), _mm256_setzero_si256());
-    const __m256i blocks =
-        _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0));
-    const __m128i isums =
-        _mm_sub_epi32(_mm256_castsi256_si128(blocks),
-                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.int4Offsets + chunk * 4)));
-    lanes[chunk % 4] = accumulate4<true>(lanes[chunk % 4], isums, a, chunk * 4);
-  }
-  // lanes[c] holds lane[4c .. 4c+3]: l8 = lanes 0+2 | 1+3, then l4, l2, y.
-  const __m128 l4 = _mm_add_ps(_mm_add_ps(lanes[0], lanes[2]), _mm_add_ps(lanes[1], lanes[3]));
-  alignas(16) float l[4];
-  _mm_store_ps(l, l4);
-  return (l[0] + l[2]) + (l[1] + l[3]);
 }
 
 }  // namespace
 
-// One input at a time: this path is the fallback for CPUs without AVX-512.
+// The path for x86-64 CPUs without VNNI. Int8 one input at a time.
 void dotInt8Avx2(const IntRowArgs& a, float* out, int64_t outStride) {
   for (int i = 0; i < a.inputs; ++i) out[i * outStride] = int8Row(input(a, i));
 }
 
+// Int4 two inputs at a time, each chunk unpacked once per pass.
 void dotInt4Avx2(const IntRowArgs& a, float* out, int64_t outStride) {
-  for (int i = 0; i < a.inputs; ++i) out[i * outStride] = int4Row(input(a, i));
+  int i = 0;
+  for (; i + 2 <= a.inputs; i += 2) {
+    IntRowArgs pair = input(a, i);
+    pair.inputs = 2;
+    int4Inputs<2>(pair, out + i * outStride, outStride);
+  }
+  if (i < a.inputs) int4Inputs<1>(input(a, i), out + i * outStride, outStride);
 }
 
 }  // namespace strata::kernels
