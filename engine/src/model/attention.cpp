@@ -130,11 +130,11 @@ class RowKeys {
 // §3.5: fold W_UK into the query and W_UV into the output, attending over latents directly.
 // A few heads at a time meet each cached key, loaded once (the heads of a row share its keys):
 // a long context makes this the largest part of a decode step's arithmetic, so it runs in the
-// multi-versioned kernels rather than in this file's baseline x86-64 code.
+// per-vector-width kernels (float_rows.cpp) rather than in this file's baseline x86-64 code.
 void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache,
                     const float* q, const TokenBatch& batch,
                     const std::vector<KeySelection>& selection, float scale, float* o) {
-  constexpr int kHeadGroup = 4;  // rowTimesInputs takes four inputs per pass over a key
+  constexpr int kHeadGroup = 4;  // rowTimesInputs takes up to four inputs per pass over a key
   // A row of kvB as f32: read in place when held in f32, else widened into the thread's buffer
   // (codes times their scale: the very values an f32 copy would hold).
   const bool inPlace = kvB.format() == kernels::WeightFormat::F32;

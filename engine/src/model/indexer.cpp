@@ -10,7 +10,7 @@ namespace strata::model {
 namespace {
 
 // Scores every visible key of one sequence for each of its queries and keeps the top k. Each
-// key meets all of a query's heads at once (loaded once, in the multi-versioned row kernel),
+// key meets all of a query's heads at once (loaded once, in the per-vector-width row kernel),
 // and a query's keys are split across threads in blocks: at long contexts this runs over
 // every cached key of every full layer at every step.
 std::vector<KeySelection> selectKeys(const ModelContext& ctx, const float* q, const float* gates,
