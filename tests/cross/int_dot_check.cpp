@@ -5,15 +5,20 @@
 //   int_dot_check EXPECTED_BEST_PATH
 // checks that the run-time dispatch picks EXPECTED_BEST_PATH on the emulated CPU, then that
 // every available path equals scalar for int8/int4, several group sizes, odd widths, chunk
-// tails, extreme codes and 1..6 inputs. Exit status 0 only if all of that holds.
+// tails, extreme codes and 1..6 inputs, and that the f32 and bf16 row kernels (this CPU's
+// vector width) give exactly their documented summation order. Exit status 0 only if all of
+// that holds.
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "engine/row_order.h"
 #include "kernels/int_dot.h"
+#include "kernels/matmul.h"
 #include "kernels/quant_matmul.h"
+#include "quant/convert.h"
 #include "quant/int_quant.h"
 
 using namespace strata;
@@ -59,6 +64,37 @@ int checkPath(kernels::IntKernelPath path, int& cases) {
   return failures;
 }
 
+// Mismatching cases of rowTimesInputs (f32 weights, and bf16 against their widened values)
+// with the documented order, for every split into passes (1..6 inputs) and column counts with
+// and without 32-, 16- and tail parts.
+int checkFloatRows(int& cases) {
+  int failures = 0;
+  for (int cols : {7, 16, 48, 77, 256, 640})
+    for (int inputs = 1; inputs <= 6; ++inputs) {
+      const auto w = randomValues(size_t(cols), 41 + cols, 1.0f);
+      const auto x = randomValues(size_t(cols) * inputs, 42 + cols + inputs, 1.0f);
+      std::vector<uint16_t> bf16(w.size());
+      std::vector<float> widened(w.size());
+      for (size_t k = 0; k < w.size(); ++k) {
+        bf16[k] = quant::f32ToBf16(w[k]);
+        widened[k] = quant::bf16ToF32(bf16[k]);
+      }
+      std::vector<float> f32Out(static_cast<size_t>(inputs)), bf16Out(static_cast<size_t>(inputs));
+      kernels::rowTimesInputs(w.data(), x.data(), inputs, cols, 1, f32Out.data());
+      kernels::bf16RowTimesInputs(bf16.data(), x.data(), inputs, cols, 1, bf16Out.data());
+      for (int i = 0; i < inputs; ++i) {
+        ++cases;
+        const float* xi = x.data() + size_t(i) * cols;
+        if (f32Out[i] != test::documentedDot(w.data(), xi, cols) ||
+            bf16Out[i] != test::documentedDot(widened.data(), xi, cols)) {
+          ++failures;
+          std::printf("MISMATCH f32/bf16 row kernel cols %d inputs %d input %d\n", cols, inputs, i);
+        }
+      }
+    }
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,7 +113,11 @@ int main(int argc, char** argv) {
       failures += checkPath(p, cases);
       ++paths;
     }
-  std::printf("%s: best path %s; %d cases on %d SIMD path(s) against scalar, %d mismatching\n",
-              failures ? "FAIL" : "PASS", best.c_str(), cases, paths, failures);
+  int floatCases = 0;
+  const int floatFailures = checkFloatRows(floatCases);
+  failures += floatFailures;
+  std::printf("%s: best path %s; %d cases on %d SIMD path(s) against scalar and %d f32/bf16 row "
+              "kernel cases against their documented order, %d mismatching\n",
+              failures ? "FAIL" : "PASS", best.c_str(), cases, paths, floatCases, failures);
   return failures ? 1 : 0;
 }

@@ -11,6 +11,7 @@
 
 #include "kernels/int_dot.h"
 #include "kernels/matmul.h"
+#include "engine/row_order.h"
 #include "kernels/quant_matmul.h"
 #include "quant/convert.h"
 #include "quant/int_quant.h"
@@ -323,31 +324,6 @@ class TestKernels : public QObject {
     QVERIFY2(std::sqrt(err / norm) < 0.02, qPrintable(QString::number(std::sqrt(err / norm))));
   }
 
-  // rowTimesInputs' documented order (matmul.h), emulated one float at a time: 32 partial sums
-  // over each 32-column chunk, a further 16 columns and then the tail into the first 16, the
-  // two halves added lane by lane, then the pairwise sum (8, 4, 2, 1 apart). Every vector width
-  // (AVX-512, AVX2, SSE2, NEON) must give exactly this.
-  static float documentedDot(const float* w, const float* x, int cols) {
-    float a[16] = {}, b[16] = {};
-    const int pairs = cols / 32 * 32;
-    for (int k = 0; k < pairs; k += 32)
-      for (int l = 0; l < 16; ++l) {
-        a[l] += w[k + l] * x[k + l];
-        b[l] += w[k + 16 + l] * x[k + 16 + l];
-      }
-    int start = pairs;
-    if (cols - pairs >= 16) {
-      for (int l = 0; l < 16; ++l) a[l] += w[pairs + l] * x[pairs + l];
-      start += 16;
-    }
-    if (start < cols)  // lanes past the tail add zeros, as the kernels do
-      for (int l = 0; l < 16; ++l) a[l] += start + l < cols ? w[start + l] * x[start + l] : 0.0f;
-    float h8[8], h4[4];
-    for (int l = 0; l < 8; ++l) h8[l] = (a[l] + b[l]) + (a[l + 8] + b[l + 8]);
-    for (int l = 0; l < 4; ++l) h4[l] = h8[l] + h8[l + 4];
-    return (h4[0] + h4[2]) + (h4[1] + h4[3]);
-  }
-
   // A row's result does not depend on the batch it is computed in (speculative verification
   // computes 1 + k rows together and must match decoding them one at a time bit for bit), and
   // it is the dot product up to f32 rounding (bf16: exactly f32's on the widened weights).
@@ -397,7 +373,7 @@ class TestKernels : public QObject {
       if (format != "f32") continue;
       for (int i = 0; i < n; ++i)
         for (int r = 0; r < rows; ++r) {
-          const float documented = documentedDot(w.data() + r * cols, x.data() + i * cols, cols);
+          const float documented = test::documentedDot(w.data() + r * cols, x.data() + i * cols, cols);
           QVERIFY2(batch[static_cast<size_t>(i) * rows + r] == documented,
                    qPrintable(QString("input %1, row %2: not the documented order").arg(i).arg(r)));
           double exact = 0, magnitude = 0;
