@@ -45,14 +45,14 @@ int runBenchKernels(const Args& args) {
   }
   const bool json = args.has("json");
   if (!json)
-    std::printf("%-18s %-11s %3s %11s %5s %9s %8s %8s\n", "kernel", "path", "thr", "shape",
+    std::printf("%-22s %-11s %3s %11s %5s %9s %8s %8s\n", "kernel", "path", "thr", "shape",
                 "batch", "GB/s", "GFLOP/s", "ratio");
   const KernelBenchReport report = benchKernels(options, [json](const KernelBenchResult& r) {
     if (json) {
       std::puts(toJson(r).dump().c_str());
     } else {
       const std::string shape = std::to_string(r.rows) + "x" + std::to_string(r.cols);
-      std::printf("%-18s %-11s %3d %11s %5d %9.2f %8.2f %8.2f\n", r.name.c_str(), r.path.c_str(),
+      std::printf("%-22s %-11s %3d %11s %5d %9.2f %8.2f %8.2f\n", r.name.c_str(), r.path.c_str(),
                   r.threads, shape.c_str(), r.batch, r.gbps, r.gflops, r.ratio);
     }
     std::fflush(stdout);

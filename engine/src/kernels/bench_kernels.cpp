@@ -132,6 +132,35 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
         }
     }
   }
+  // Absorbed attention's row kernels at GLM-5's shapes (latent 512) on one thread: four heads'
+  // dots with each of 2,048 cached latents (DSA's index_topk), and those latents' weighted sum
+  // into four heads' outputs. The 4 MiB of latents stay in the caches, so these rows measure
+  // arithmetic (GFLOP/s); "GB/s" is latent bytes per second. (On AVX2 both spilled every sum
+  // to the stack until 2026-12-06, at a fifth of their speed now.)
+  {
+    constexpr int kKeys = 2048, kLatent = 512, kHeads = 4;
+    const auto latents = randomMatrix(int64_t{kKeys} * kLatent, 9);
+    const auto queries = randomMatrix(int64_t{kHeads} * kLatent, 10);
+    std::vector<const float*> rows(kKeys);
+    for (int t = 0; t < kKeys; ++t) rows[static_cast<size_t>(t)] = latents.data() + int64_t{t} * kLatent;
+    std::vector<float> logits(static_cast<size_t>(kHeads) * kKeys), out(static_cast<size_t>(kHeads) * kLatent);
+    const int64_t bytes = int64_t{kKeys} * kLatent * static_cast<int64_t>(sizeof(float));
+    omp_set_num_threads(1);
+    measureLimit(1);
+    KernelBenchResult dots{"attention_key_dots", "f32", 0, kKeys, kLatent, kHeads};
+    dots.seconds = medianSeconds(repeats, [&] {
+      for (int t = 0; t < kKeys; ++t)
+        kernels::rowTimesInputs(rows[static_cast<size_t>(t)], queries.data(), kHeads, kLatent, kKeys,
+                                logits.data() + t);
+    });
+    record(dots, bytes, 1);
+    std::fill(logits.begin(), logits.end(), 1.0f / kKeys);  // softmax-sized weights
+    KernelBenchResult sum{"attention_weighted_sum", "f32", 0, kKeys, kLatent, kHeads};
+    sum.seconds = medianSeconds(repeats, [&] {
+      kernels::addScaledRows(rows.data(), kKeys, logits.data(), kKeys, kHeads, kLatent, out.data());
+    });
+    record(sum, bytes, 1);
+  }
   omp_set_num_threads(report.threadsAll);
   return report;
 }
