@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/matmul.h"
 
@@ -299,8 +300,11 @@ __attribute__((always_inline)) inline void addScaledRowsIn(const float* const* r
 #if defined(__x86_64__)
 #define STRATA_TARGET_16 __attribute__((target("avx512f")))
 #define STRATA_TARGET_8 __attribute__((target("avx2")))
-int vectorWidth() {
-  return __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
+int vectorWidth() {  // asked once: the kernels run per cached key
+  static const int width = __builtin_cpu_supports("avx512f") ? 16
+                           : __builtin_cpu_supports("avx2")  ? 8
+                                                             : 4;
+  return width;
 }
 #else
 #define STRATA_TARGET_16
@@ -347,42 +351,36 @@ void addScaledRows4(const float* const* rows, int64_t count, const float* scales
   addScaledRowsIn<4>(rows, count, scales, scaleStride, n, cols, out);
 }
 
+// Calls the entry point of this CPU's width.
+template <typename... Args>
+void atWidth(void (*width16)(Args...), void (*width8)(Args...), void (*width4)(Args...),
+             std::type_identity_t<Args>... args) {
+  switch (vectorWidth()) {
+    case 16:
+      return width16(args...);
+    case 8:
+      return width8(args...);
+    default:
+      return width4(args...);
+  }
+}
+
 }  // namespace
 
 void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
                     float* yr) {
-  switch (vectorWidth()) {
-    case 16:
-      return rowTimesInputs16(wr, x, n, cols, rows, yr);
-    case 8:
-      return rowTimesInputs8(wr, x, n, cols, rows, yr);
-    default:
-      return rowTimesInputs4(wr, x, n, cols, rows, yr);
-  }
+  atWidth(rowTimesInputs16, rowTimesInputs8, rowTimesInputs4, wr, x, n, cols, rows, yr);
 }
 
 void bf16RowTimesInputs(const uint16_t* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
                         float* yr) {
-  switch (vectorWidth()) {
-    case 16:
-      return bf16RowTimesInputs16(wr, x, n, cols, rows, yr);
-    case 8:
-      return bf16RowTimesInputs8(wr, x, n, cols, rows, yr);
-    default:
-      return bf16RowTimesInputs4(wr, x, n, cols, rows, yr);
-  }
+  atWidth(bf16RowTimesInputs16, bf16RowTimesInputs8, bf16RowTimesInputs4, wr, x, n, cols, rows, yr);
 }
 
 void addScaledRows(const float* const* rows, int64_t count, const float* scales,
                    int64_t scaleStride, int64_t n, int64_t cols, float* out) {
-  switch (vectorWidth()) {
-    case 16:
-      return addScaledRows16(rows, count, scales, scaleStride, n, cols, out);
-    case 8:
-      return addScaledRows8(rows, count, scales, scaleStride, n, cols, out);
-    default:
-      return addScaledRows4(rows, count, scales, scaleStride, n, cols, out);
-  }
+  atWidth(addScaledRows16, addScaledRows8, addScaledRows4, rows, count, scales, scaleStride, n,
+          cols, out);
 }
 
 }  // namespace strata::kernels
