@@ -14,7 +14,10 @@ namespace strata::kernels {
 
 // Below this many multiply-adds a parallel region costs more than it saves (and on a busy
 // machine OpenMP barriers can cost milliseconds), so such work runs on the calling thread.
-inline constexpr int64_t kParallelThreshold = int64_t{1} << 20;
+// 65,536 multiply-adds take ~10-40 us on one core, several barriers' worth, so the router
+// gate, small projections and a small model's whole step run split (1 << 20 before
+// 2026-12-06: the tiny model's eval-tasks ran ~20 % longer; README, Kernels).
+inline constexpr int64_t kParallelThreshold = int64_t{1} << 16;
 
 // How quantized weights are multiplied. The default is the exact path: float activations
 // against weights dequantized on the fly. With integerActivations, activations are quantized
