@@ -466,7 +466,7 @@ class TestKernels : public QObject {
   // gains the sum of its scales times the rows, for 32-column blocks and tails, one to seven
   // outputs, no rows at all; outputs past n are left alone. Within 1e-6 of the float64 sum,
   // relative to the sum of the terms' magnitudes, and equal to addScaledRow called once per row
-  // in order wherever both use FMAs alike (the full 32-column blocks).
+  // in order (no FMA contraction in the engine: every width rounds each product and sum).
   void addScaledRowsMatchesDefinition_data() {
     QTest::addColumn<int>("cols");
     QTest::addColumn<int>("n");
@@ -506,7 +506,55 @@ class TestKernels : public QObject {
         }
         QVERIFY2(std::abs(out[at] - exact) <= 1e-6 * magnitude,
                  qPrintable(QString("output %1, column %2: %3, expected %4").arg(i).arg(j).arg(out[at]).arg(exact)));
-        if (j < cols / 32 * 32) QCOMPARE(out[at], rowByRow[at]);
+        QVERIFY2(
+            out[at] == rowByRow[at],
+            qPrintable(QString("output %1, column %2: not addScaledRow's sums").arg(i).arg(j)));
+      }
+  }
+
+  // transposedTimesInputs (prefill attention's logits, the keys along the vectors): each output
+  // is exactly one chain of float adds in row order, for passes of four inputs and the rest,
+  // vector blocks and tails, with strides wider than the outputs; outputs past `count` are
+  // left alone; and within 1e-6 of the float64 sum relative to the terms' magnitudes.
+  void transposedTimesInputsMatchesDefinition_data() {
+    QTest::addColumn<int>("cols");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("count");
+    for (int cols : {1, 48, 96})
+      for (int n : {1, 3, 4, 6})
+        for (int count : {0, 5, 16, 37, 100})
+          QTest::addRow("cols %d n %d count %d", cols, n, count) << cols << n << count;
+  }
+  void transposedTimesInputsMatchesDefinition() {
+    QFETCH(int, cols);
+    QFETCH(int, n);
+    QFETCH(int, count);
+    const int stride = count + 3, yStride = count + 2;
+    const auto wt = randomValues(static_cast<size_t>(cols * stride), 91);
+    const auto x = randomValues(static_cast<size_t>(n * cols), 92);
+    const float untouched = 1234.5f;
+    std::vector<float> y(static_cast<size_t>(n * yStride), untouched);
+    kernels::transposedTimesInputs(wt.data(), stride, cols, count, x.data(), n, y.data(), yStride);
+    for (int i = 0; i < n; ++i)
+      for (int t = 0; t < yStride; ++t) {
+        const float got = y[static_cast<size_t>(i * yStride + t)];
+        if (t >= count) {
+          QVERIFY(got == untouched);
+          continue;
+        }
+        float chain = 0.0f;
+        double exact = 0, magnitude = 0;
+        for (int j = 0; j < cols; ++j) {
+          const float product = x[i * cols + j] * wt[j * stride + t];
+          chain += product;
+          exact += double(x[i * cols + j]) * wt[j * stride + t];
+          magnitude += std::abs(double(product));
+        }
+        QVERIFY2(
+            got == chain,
+            qPrintable(
+                QString("input %1, output %2: %3, chain %4").arg(i).arg(t).arg(got).arg(chain)));
+        QVERIFY(std::abs(got - exact) <= 1e-6 * magnitude + 1e-30);
       }
   }
 };

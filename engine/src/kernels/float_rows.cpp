@@ -1,6 +1,7 @@
-// The f32 row kernels of matmul.h (rowTimesInputs, bf16RowTimesInputs, addScaledRows), each
-// built for three vector widths and picked per call by the CPU: 16 floats (AVX-512), 8 (AVX2)
-// and 4 (baseline SSE2, NEON), so the binary runs on any x86-64 without -march=native.
+// The f32 row kernels of matmul.h (rowTimesInputs, bf16RowTimesInputs, addScaledRows,
+// transposedTimesInputs), each built for three vector widths and picked per call by the CPU:
+// 16 floats (AVX-512), 8 (AVX2) and 4 (baseline SSE2, NEON), so the binary runs on any x86-64
+// without -march=native.
 //
 // A dot product is 32 partial sums (two 16-column halves of each 32-column chunk, so two add
 // chains hide each other's latency), then a pairwise sum; a tail under 16 goes into the first
@@ -295,6 +296,68 @@ __attribute__((always_inline)) inline void addScaledRowsIn(const float* const* r
   }
 }
 
+// transposedTimesInputs for kN inputs: a block of two vectors of each input's outputs stays in
+// registers while the matrix's rows go by in order; leftover outputs one by one. Each output
+// is one chain of adds in row order whatever the width.
+template <int kN, int W>
+__attribute__((always_inline)) inline void transposedTimesInputsOf(const float* wt, int64_t stride,
+                                                                   int64_t cols, int64_t count,
+                                                                   const float* x, float* y,
+                                                                   int64_t yStride) {
+  using F = typename Vec<W>::Floats;
+  constexpr int64_t kBlock = 2 * W;
+  int64_t t = 0;
+  for (; t + kBlock <= count; t += kBlock) {
+    F a[kN] = {}, b[kN] = {};
+    for (int64_t j = 0; j < cols; ++j) {
+      const F k0 = STRATA_LOAD(W, wt + j * stride + t),
+              k1 = STRATA_LOAD(W, wt + j * stride + t + W);
+#pragma GCC unroll 4
+      for (int i = 0; i < kN; ++i) {
+        const float s = x[i * cols + j];
+        a[i] += s * k0;
+        b[i] += s * k1;
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < kN; ++i) {
+      std::memcpy(y + i * yStride + t, &a[i], sizeof a[i]);
+      std::memcpy(y + i * yStride + t + W, &b[i], sizeof b[i]);
+    }
+  }
+  for (; t < count; ++t)
+    for (int i = 0; i < kN; ++i) {
+      float sum = 0.0f;
+      for (int64_t j = 0; j < cols; ++j) sum += x[i * cols + j] * wt[j * stride + t];
+      y[i * yStride + t] = sum;
+    }
+}
+
+template <int W>
+__attribute__((always_inline)) inline void transposedTimesInputsIn(const float* wt, int64_t stride,
+                                                                   int64_t cols, int64_t count,
+                                                                   const float* x, int64_t n,
+                                                                   float* y, int64_t yStride) {
+  for (int64_t i = 0; i < n; i += 4) {
+    const float* xi = x + i * cols;
+    float* yi = y + i * yStride;
+    switch (std::min<int64_t>(4, n - i)) {
+      case 4:
+        transposedTimesInputsOf<4, W>(wt, stride, cols, count, xi, yi, yStride);
+        break;
+      case 3:
+        transposedTimesInputsOf<3, W>(wt, stride, cols, count, xi, yi, yStride);
+        break;
+      case 2:
+        transposedTimesInputsOf<2, W>(wt, stride, cols, count, xi, yi, yStride);
+        break;
+      default:
+        transposedTimesInputsOf<1, W>(wt, stride, cols, count, xi, yi, yStride);
+        break;
+    }
+  }
+}
+
 // The entry points per width: 32 registers of 16 floats take four inputs' sums at once; 16 of
 // 8 (AVX2) and 32 of 4 (NEON) hold a quarter as many floats, so two.
 #if defined(__x86_64__)
@@ -351,6 +414,21 @@ void addScaledRows4(const float* const* rows, int64_t count, const float* scales
   addScaledRowsIn<4>(rows, count, scales, scaleStride, n, cols, out);
 }
 
+STRATA_TARGET_16 void transposedTimesInputs16(const float* wt, int64_t stride, int64_t cols,
+                                              int64_t count, const float* x, int64_t n, float* y,
+                                              int64_t yStride) {
+  transposedTimesInputsIn<16>(wt, stride, cols, count, x, n, y, yStride);
+}
+STRATA_TARGET_8 void transposedTimesInputs8(const float* wt, int64_t stride, int64_t cols,
+                                            int64_t count, const float* x, int64_t n, float* y,
+                                            int64_t yStride) {
+  transposedTimesInputsIn<8>(wt, stride, cols, count, x, n, y, yStride);
+}
+void transposedTimesInputs4(const float* wt, int64_t stride, int64_t cols, int64_t count,
+                            const float* x, int64_t n, float* y, int64_t yStride) {
+  transposedTimesInputsIn<4>(wt, stride, cols, count, x, n, y, yStride);
+}
+
 // Calls the entry point of this CPU's width.
 template <typename... Args>
 void atWidth(void (*width16)(Args...), void (*width8)(Args...), void (*width4)(Args...),
@@ -381,6 +459,12 @@ void addScaledRows(const float* const* rows, int64_t count, const float* scales,
                    int64_t scaleStride, int64_t n, int64_t cols, float* out) {
   atWidth(addScaledRows16, addScaledRows8, addScaledRows4, rows, count, scales, scaleStride, n,
           cols, out);
+}
+
+void transposedTimesInputs(const float* wt, int64_t stride, int64_t cols, int64_t count,
+                           const float* x, int64_t n, float* y, int64_t yStride) {
+  atWidth(transposedTimesInputs16, transposedTimesInputs8, transposedTimesInputs4, wt, stride, cols,
+          count, x, n, y, yStride);
 }
 
 }  // namespace strata::kernels

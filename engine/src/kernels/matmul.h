@@ -71,6 +71,14 @@ void addScaledRow(const float* row, const float* scales, int64_t scaleStride, in
 void addScaledRows(const float* const* rows, int64_t count, const float* scales,
                    int64_t scaleStride, int64_t n, int64_t cols, float* out);
 
+// y[i * yStride + t] = sum over j of x[i * cols + j] * wt[j * stride + t], for t < count and
+// the n inputs x[i]: a matrix stored transposed (row j holds column j of every output), so the
+// outputs lie along the vectors, with no horizontal sums (attention's logits over short heads:
+// prefill's keys of one head, transposed once, against a few query rows). Each output is summed
+// in j order, the same bits in any batch and with every vector width.
+void transposedTimesInputs(const float* wt, int64_t stride, int64_t cols, int64_t count,
+                           const float* x, int64_t n, float* y, int64_t yStride);
+
 // Dot product of two f32 vectors.
 inline float dot(const float* a, const float* b, int64_t len) {
   float sum = 0.0f;

@@ -49,12 +49,21 @@ bool useExpandedForm(const ModelContext& ctx, const Dims& d, const TokenBatch& b
   return expanded < absorbed;
 }
 
-// §3.4: expand every cached latent to per-head keys and values, then attend.
+// §3.4: expand every cached latent to per-head keys and values, then attend. Prefill runs
+// this form over up to thousands of keys, one head per thread at a time. The head's keys are
+// transposed once, so a group of rows gets its logits over every key up to its last row's from
+// transposedTimesInputs (keys along the vectors: a short head needs no horizontal sums); a
+// causal row uses its prefix of them, a DSA row picks its selection, unless the selection is
+// much smaller than what the row sees (long prompts), where its own keys' dot products cost
+// less. A row's numbers do not depend on its group.
 void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache,
                     const float* q, const TokenBatch& batch,
                     const std::vector<KeySelection>& selection, float scale, float* o) {
+  constexpr int64_t kRowGroup = 4;
+  constexpr int64_t kSpanPerSelected = 4;  // all keys' logits while <= 4x the selection
   const int64_t keys = batch.start + batch.count;
-  const int64_t kvWidth = int64_t{d.heads} * (d.nope + d.v);
+  const int64_t headWidth = d.nope + d.v;
+  const int64_t kvWidth = int64_t{d.heads} * headWidth;
   std::vector<float> kv(static_cast<size_t>(keys * kvWidth));
   std::vector<float> widenedLatent, widenedRope;  // a 16-bit cache's rows as f32
   kernels::matmul(kvB, cache.latent.rowsF32(0, keys, widenedLatent), keys, kv.data());
@@ -63,28 +72,96 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
   const bool parallel = batch.count * d.heads * keys * (d.qk + d.v) >= kernels::kParallelThreshold;
 #pragma omp parallel if (parallel)
   {
-    std::vector<float> logits(static_cast<size_t>(keys));
-#pragma omp for collapse(2) schedule(dynamic)
-    for (int64_t s = 0; s < batch.count; ++s) {
-      for (int h = 0; h < d.heads; ++h) {
-        const float* qh = q + (s * d.heads + h) * d.qk;
-        const KeySelection& sel = selection[static_cast<size_t>(s)];
-        int64_t len = 0;
-        forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-          const float* kh = kv.data() + t * kvWidth + int64_t{h} * (d.nope + d.v);
-          const float* kpe = ropeKeys + t * d.rope;
-          logits[len++] =
-              (kernels::dot(qh, kh, d.nope) + kernels::dot(qh + d.nope, kpe, d.rope)) * scale;
-        });
-        softmax(logits.data(), len);
+    std::vector<float> keysT;  // the head's keys (nope, then rope) transposed: [qk][keys]
+    std::vector<float> logits(static_cast<size_t>(kRowGroup * keys));
+    std::vector<float> queries(static_cast<size_t>(kRowGroup * d.qk));
+    std::vector<float> out(static_cast<size_t>(kRowGroup * d.v));
+    std::vector<const float*> values(static_cast<size_t>(keys));  // key t's value, by t
+    std::vector<float> picked(static_cast<size_t>(keys));         // a DSA row's weights
+    std::vector<const float*> pickedValues(static_cast<size_t>(keys));
+#pragma omp for schedule(dynamic)
+    for (int h = 0; h < d.heads; ++h) {
+      const float* headKeys = kv.data() + int64_t{h} * headWidth;  // key t at t * kvWidth
+      for (int64_t t = 0; t < keys; ++t)
+        values[static_cast<size_t>(t)] = headKeys + t * kvWidth + d.nope;
+      keysT.clear();
+      auto transposeKeys = [&] {
+        keysT.resize(static_cast<size_t>(d.qk * keys));
+        for (int64_t t = 0; t < keys; ++t) {
+          for (int j = 0; j < d.nope; ++j)
+            keysT[static_cast<size_t>(j * keys + t)] = headKeys[t * kvWidth + j];
+          for (int j = 0; j < d.rope; ++j)
+            keysT[static_cast<size_t>((d.nope + j) * keys + t)] = ropeKeys[t * d.rope + j];
+        }
+      };
+      // Row s's output from `len` weights (logits before softmax) over `rows`.
+      auto finishRow = [&](int64_t s, float* weights, int64_t len, const float* const* rows) {
+        softmax(weights, len);
         float* oh = o + (s * d.heads + h) * d.v;
         std::fill(oh, oh + d.v, 0.0f);
-        int64_t i = 0;
-        forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-          const float* vh = kv.data() + t * kvWidth + int64_t{h} * (d.nope + d.v) + d.nope;
-          const float p = logits[i++];
-          for (int j = 0; j < d.v; ++j) oh[j] += p * vh[j];
-        });
+        kernels::addScaledRows(rows, len, weights, 0, 1, d.v, oh);
+      };
+      for (int64_t first = 0; first < batch.count; first += kRowGroup) {
+        const int64_t n = std::min(kRowGroup, batch.count - first);
+        // Rows whose logits come from the transposed keys (all of a causal row's keys, or a
+        // selection not much smaller than what the row sees), by row of the group; the rest
+        // take their own keys' dot products. Decided per row, so no row depends on its group.
+        int64_t fast[kRowGroup], fastCount = 0;
+        bool dense = true;
+        for (int64_t s = first; s < first + n; ++s) {
+          const KeySelection& sel = selection[static_cast<size_t>(s)];
+          dense = dense && sel.all;
+          if (sel.all ||
+              batch.visibleKeys(s) <= kSpanPerSelected * static_cast<int64_t>(sel.keys.size())) {
+            fast[fastCount++] = s;
+            continue;
+          }
+          const float* qh = q + (s * d.heads + h) * d.qk;
+          int64_t len = 0;
+          forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
+            const float* key = headKeys + t * kvWidth;
+            picked[static_cast<size_t>(len)] =
+                (kernels::dot(qh, key, d.nope) +
+                 kernels::dot(qh + d.nope, ropeKeys + t * d.rope, d.rope)) *
+                scale;
+            pickedValues[static_cast<size_t>(len++)] = values[static_cast<size_t>(t)];
+          });
+          finishRow(s, picked.data(), len, pickedValues.data());
+        }
+        if (fastCount == 0) continue;
+        if (keysT.empty()) transposeKeys();
+        for (int64_t k = 0; k < fastCount; ++k) {
+          const float* qh = q + (fast[k] * d.heads + h) * d.qk;
+          std::copy(qh, qh + d.qk, queries.begin() + k * d.qk);
+        }
+        const int64_t span = batch.visibleKeys(fast[fastCount - 1]);
+        kernels::transposedTimesInputs(keysT.data(), keys, d.qk, span, queries.data(), fastCount,
+                                       logits.data(), keys);
+        if (dense) {  // causal rows: prefixes of the span, one weighted sum for the group
+          for (int64_t k = 0; k < n; ++k) {
+            float* row = logits.data() + k * keys;
+            const int64_t visible = batch.visibleKeys(first + k);
+            for (int64_t t = 0; t < visible; ++t) row[t] *= scale;
+            softmax(row, visible);
+            std::fill(row + visible, row + span, 0.0f);  // adding 0 * value changes no sum
+          }
+          std::fill(out.begin(), out.end(), 0.0f);
+          kernels::addScaledRows(values.data(), span, logits.data(), keys, n, d.v, out.data());
+          for (int64_t k = 0; k < n; ++k)
+            std::copy(out.begin() + k * d.v, out.begin() + (k + 1) * d.v,
+                      o + ((first + k) * d.heads + h) * d.v);
+          continue;
+        }
+        for (int64_t k = 0; k < fastCount; ++k) {
+          const float* row = logits.data() + k * keys;
+          int64_t len = 0;
+          forEachKey(selection[static_cast<size_t>(fast[k])], batch.visibleKeys(fast[k]),
+                     [&](int64_t t) {
+                       picked[static_cast<size_t>(len)] = row[t] * scale;
+                       pickedValues[static_cast<size_t>(len++)] = values[static_cast<size_t>(t)];
+                     });
+          finishRow(fast[k], picked.data(), len, pickedValues.data());
+        }
       }
     }
   }
