@@ -272,28 +272,38 @@ __attribute__((always_inline)) inline void addScaledRowsOf(const float* const* r
     }
 }
 
+// Calls pass(std::integral_constant<int, k>{}, i) for inputs i .. i + k - 1, in passes of four
+// and a last one of one to three, so each pass runs a kernel instantiated for its input count.
+// The pass is an always-inlined lambda: it must expand inside the per-width entry point.
+template <typename Pass>
+__attribute__((always_inline)) inline void inPassesOfFour(int64_t n, Pass&& pass) {
+  for (int64_t i = 0; i < n; i += 4) {
+    switch (std::min<int64_t>(4, n - i)) {
+      case 4:
+        pass(std::integral_constant<int, 4>{}, i);
+        break;
+      case 3:
+        pass(std::integral_constant<int, 3>{}, i);
+        break;
+      case 2:
+        pass(std::integral_constant<int, 2>{}, i);
+        break;
+      default:
+        pass(std::integral_constant<int, 1>{}, i);
+        break;
+    }
+  }
+}
+
 template <int W>
 __attribute__((always_inline)) inline void addScaledRowsIn(const float* const* rows, int64_t count,
                                                            const float* scales, int64_t scaleStride,
                                                            int64_t n, int64_t cols, float* out) {
-  for (int64_t i = 0; i < n; i += 4) {
-    const float* s = scales + i * scaleStride;
-    float* o = out + i * cols;
-    switch (std::min<int64_t>(4, n - i)) {
-      case 4:
-        addScaledRowsOf<4, W>(rows, count, s, scaleStride, cols, o);
-        break;
-      case 3:
-        addScaledRowsOf<3, W>(rows, count, s, scaleStride, cols, o);
-        break;
-      case 2:
-        addScaledRowsOf<2, W>(rows, count, s, scaleStride, cols, o);
-        break;
-      default:
-        addScaledRowsOf<1, W>(rows, count, s, scaleStride, cols, o);
-        break;
-    }
-  }
+  inPassesOfFour(
+      n, [&](auto inputs, int64_t i) __attribute__((always_inline)) {
+        addScaledRowsOf<decltype(inputs)::value, W>(rows, count, scales + i * scaleStride,
+                                                    scaleStride, cols, out + i * cols);
+      });
 }
 
 // transposedTimesInputs for kN inputs: a block of two vectors of each input's outputs stays in
@@ -338,24 +348,11 @@ __attribute__((always_inline)) inline void transposedTimesInputsIn(const float* 
                                                                    int64_t cols, int64_t count,
                                                                    const float* x, int64_t n,
                                                                    float* y, int64_t yStride) {
-  for (int64_t i = 0; i < n; i += 4) {
-    const float* xi = x + i * cols;
-    float* yi = y + i * yStride;
-    switch (std::min<int64_t>(4, n - i)) {
-      case 4:
-        transposedTimesInputsOf<4, W>(wt, stride, cols, count, xi, yi, yStride);
-        break;
-      case 3:
-        transposedTimesInputsOf<3, W>(wt, stride, cols, count, xi, yi, yStride);
-        break;
-      case 2:
-        transposedTimesInputsOf<2, W>(wt, stride, cols, count, xi, yi, yStride);
-        break;
-      default:
-        transposedTimesInputsOf<1, W>(wt, stride, cols, count, xi, yi, yStride);
-        break;
-    }
-  }
+  inPassesOfFour(
+      n, [&](auto inputs, int64_t i) __attribute__((always_inline)) {
+        transposedTimesInputsOf<decltype(inputs)::value, W>(wt, stride, cols, count, x + i * cols,
+                                                            y + i * yStride, yStride);
+      });
 }
 
 // The entry points per width: 32 registers of 16 floats take four inputs' sums at once; 16 of
