@@ -59,7 +59,8 @@ const std::vector<Command>& commands() {
        R"(bench kernels [--json] [--quick] [--repeats N] [--threads N]
             Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on
             GLM-5 decode shapes and GFLOP/s on prefill shapes, as a ratio to that bandwidth,
-            and absorbed attention's row kernels (GFLOP/s, one thread, from cache).
+            absorbed attention's row kernels and the f32 kernel on a small model's shapes
+            (GFLOP/s, one thread, from cache).
             --json: one JSON object per line, the last a summary.)"},
       {"bench cache", {"json"}, strata::cli::runBenchCache,
        R"(bench cache --trace FILE [--capacity-fraction F | --capacity N] [--json]

@@ -64,14 +64,15 @@ int checkPath(kernels::IntKernelPath path, int& cases) {
   return failures;
 }
 
-// Mismatching cases of rowTimesInputs (f32 weights, and bf16 against their widened values)
-// with the documented order, for every split into passes (1..6 inputs) and column counts with
-// and without 32-, 16- and tail parts.
+// Mismatching cases of rowsTimesInputs (f32 weights, and bf16 against their widened values)
+// with the documented order, for every split into passes (1..6 inputs), column counts with and
+// without 32-, 16- and tail parts, and five rows (their dots' last steps go four at a time).
 int checkFloatRows(int& cases) {
+  constexpr int kRows = 5;
   int failures = 0;
   for (int cols : {7, 16, 48, 77, 256, 640})
     for (int inputs = 1; inputs <= 6; ++inputs) {
-      const auto w = randomValues(size_t(cols), 41 + cols, 1.0f);
+      const auto w = randomValues(size_t(cols) * kRows, 41 + cols, 1.0f);
       const auto x = randomValues(size_t(cols) * inputs, 42 + cols + inputs, 1.0f);
       std::vector<uint16_t> bf16(w.size());
       std::vector<float> widened(w.size());
@@ -79,18 +80,22 @@ int checkFloatRows(int& cases) {
         bf16[k] = quant::f32ToBf16(w[k]);
         widened[k] = quant::bf16ToF32(bf16[k]);
       }
-      std::vector<float> f32Out(static_cast<size_t>(inputs)), bf16Out(static_cast<size_t>(inputs));
-      kernels::rowTimesInputs(w.data(), x.data(), inputs, cols, 1, f32Out.data());
-      kernels::bf16RowTimesInputs(bf16.data(), x.data(), inputs, cols, 1, bf16Out.data());
-      for (int i = 0; i < inputs; ++i) {
-        ++cases;
-        const float* xi = x.data() + size_t(i) * cols;
-        if (f32Out[i] != test::documentedDot(w.data(), xi, cols) ||
-            bf16Out[i] != test::documentedDot(widened.data(), xi, cols)) {
-          ++failures;
-          std::printf("MISMATCH f32/bf16 row kernel cols %d inputs %d input %d\n", cols, inputs, i);
+      std::vector<float> f32Out(size_t(inputs) * kRows), bf16Out(size_t(inputs) * kRows);
+      kernels::rowsTimesInputs(w.data(), kRows, x.data(), inputs, cols, kRows, f32Out.data());
+      kernels::bf16RowsTimesInputs(bf16.data(), kRows, x.data(), inputs, cols, kRows,
+                                   bf16Out.data());
+      for (int i = 0; i < inputs; ++i)
+        for (int r = 0; r < kRows; ++r) {
+          ++cases;
+          const float* xi = x.data() + size_t(i) * cols;
+          const size_t at = size_t(i) * kRows + r;
+          if (f32Out[at] != test::documentedDot(w.data() + size_t(r) * cols, xi, cols) ||
+              bf16Out[at] != test::documentedDot(widened.data() + size_t(r) * cols, xi, cols)) {
+            ++failures;
+            std::printf("MISMATCH f32/bf16 row kernel cols %d inputs %d input %d row %d\n", cols,
+                        inputs, i, r);
+          }
         }
-      }
     }
   return failures;
 }

@@ -386,6 +386,54 @@ class TestKernels : public QObject {
     }
   }
 
+  // rowsTimesInputs over `count` rows finishes its dots four at a time, across rows and inputs:
+  // every row's output is the documented order's (bf16: on the widened weights) for any count,
+  // including groups cut short, and nothing is written past the count in a strided output.
+  void rowsTimesInputsWritesEachRow_data() {
+    QTest::addColumn<int>("count");
+    QTest::addColumn<int>("inputs");
+    for (int count : {1, 2, 3, 4, 5, 8, 9})
+      for (int inputs : {1, 2, 3, 5})
+        QTest::addRow("%d rows %d inputs", count, inputs) << count << inputs;
+  }
+  void rowsTimesInputsWritesEachRow() {
+    QFETCH(int, count);
+    QFETCH(int, inputs);
+    const int stride = count + 3;  // outputs of input i at i * stride .. + count
+    for (int cols : {16, 48, 77, 256}) {
+      const auto w = randomValues(static_cast<size_t>(count) * cols, 61 + cols);
+      const auto x = randomValues(static_cast<size_t>(inputs) * cols, 62 + cols);
+      std::vector<uint16_t> bf16(w.size());
+      std::vector<float> widened(w.size());
+      for (size_t k = 0; k < w.size(); ++k) {
+        bf16[k] = quant::f32ToBf16(w[k]);
+        widened[k] = quant::bf16ToF32(bf16[k]);
+      }
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      std::vector<float> y(static_cast<size_t>(inputs) * stride, nan), yBf16 = y;
+      kernels::rowsTimesInputs(w.data(), count, x.data(), inputs, cols, stride, y.data());
+      kernels::bf16RowsTimesInputs(bf16.data(), count, x.data(), inputs, cols, stride,
+                                   yBf16.data());
+      for (int i = 0; i < inputs; ++i)
+        for (int r = 0; r < stride; ++r) {
+          const float got = y[static_cast<size_t>(i) * stride + r];
+          const float gotBf16 = yBf16[static_cast<size_t>(i) * stride + r];
+          const QString where = QString("cols %1, input %2, row %3").arg(cols).arg(i).arg(r);
+          if (r >= count) {
+            QVERIFY2(std::isnan(got) && std::isnan(gotBf16),
+                     qPrintable(where + ": written past the rows"));
+            continue;
+          }
+          const float* xi = x.data() + static_cast<size_t>(i) * cols;
+          QVERIFY2(got == test::documentedDot(w.data() + static_cast<size_t>(r) * cols, xi, cols),
+                   qPrintable(where + ": not the documented order"));
+          QVERIFY2(gotBf16 == test::documentedDot(widened.data() + static_cast<size_t>(r) * cols,
+                                                  xi, cols),
+                   qPrintable(where + ": bf16 not the widened weights' documented order"));
+        }
+    }
+  }
+
   // matmulMany (several products of one input in one parallel region) gives each output
   // exactly what matmul() gives alone: every format and both quantized paths, in one call,
   // with the work below and above the parallel threshold. Outputs start as NaN, so a row no

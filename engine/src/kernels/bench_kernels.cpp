@@ -161,6 +161,35 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
     });
     record(sum, bytes, 1);
   }
+  // The f32 kernel on a small model's shapes (the bundled tiny model's 256-column projections
+  // and output head, and an expert's 48-column down projection) on one thread, from the
+  // caches: with rows this short, each dot's last sums cost as much as its multiplies did
+  // until 2026-12-06. One input (a decode step) and four (a verify pass of three drafts).
+  // GFLOP/s; each timed run repeats the product ~2M multiply-adds' worth.
+  {
+    struct Small {
+      int rows, cols;
+    };
+    omp_set_num_threads(1);
+    measureLimit(1);
+    for (const Small s : {Small{256, 256}, Small{3072, 256}, Small{256, 48}}) {
+      const kernels::Matrix m =
+          kernels::Matrix::fromF32(s.rows, s.cols, randomMatrix(int64_t{s.rows} * s.cols, 11));
+      const auto x = randomMatrix(int64_t{4} * s.cols, 12);
+      std::vector<float> y(static_cast<size_t>(4) * s.rows);
+      const int calls = std::max(1, (1 << 21) / (s.rows * s.cols));
+      for (int batch : {1, 4}) {
+        KernelBenchResult r{"f32_small_rows", "f32", 0, s.rows, s.cols, batch};
+        r.seconds = medianSeconds(repeats,
+                                  [&] {
+                                    for (int c = 0; c < calls; ++c)
+                                      kernels::matmul(m, x.data(), batch, y.data());
+                                  }) /
+                    calls;
+        record(r, m.bytes(), 1);
+      }
+    }
+  }
   omp_set_num_threads(report.threadsAll);
   return report;
 }

@@ -1,13 +1,13 @@
-// The f32 row kernels of matmul.h (rowTimesInputs, bf16RowTimesInputs, addScaledRows,
+// The f32 row kernels of matmul.h (rowsTimesInputs, bf16RowsTimesInputs, addScaledRows,
 // transposedTimesInputs), each built for three vector widths and picked per call by the CPU:
 // 16 floats (AVX-512), 8 (AVX2) and 4 (baseline SSE2, NEON), so the binary runs on any x86-64
 // without -march=native.
 //
 // A dot product is 32 partial sums (two 16-column halves of each 32-column chunk, so two add
 // chains hide each other's latency), then a pairwise sum; a tail under 16 goes into the first
-// half. The order depends only on `cols`, never on how many inputs are computed together nor
-// on the vector width (no FMA contraction in this project), so a row's result is bit-identical
-// in a batch and alone (speculative verification relies on that) and on every CPU.
+// half. The order depends only on `cols`, never on how many inputs or rows are computed
+// together nor on the vector width (no FMA contraction in this project), so a row's result is
+// bit-identical in a batch and alone (speculative verification relies on that) and on every CPU.
 //
 // The bodies are always-inlined templates over the weights' type (f32, or bf16 widened in
 // registers: exact, so a bf16 row gives what its widened f32 row gives) and the width, expanded
@@ -84,65 +84,73 @@ struct Vec {
     l_;                                          \
   })
 
+// Keeps two vectors in registers: GCC would rather fold a load of a weight vector into every
+// input's multiply (two inputs then took twice one input's time, now ~1.5x: loads, not
+// arithmetic, bound these kernels). An empty asm that "changes" them; "x" is a vector
+// register on x86-64 and Arm64.
+#if defined(__x86_64__) || defined(__aarch64__)
+#define STRATA_IN_REGISTERS(a, b) asm("" : "+x"(a), "+x"(b))
+#else
+#define STRATA_IN_REGISTERS(a, b) (void)0
+#endif
+
 typedef Vec<16>::Floats Lanes16;
 typedef Vec<8>::Floats Lanes8;
 typedef Vec<4>::Floats Lanes4;
-// The pairwise sum of 16 lanes: s[l] += s[l + 8], then + 4, + 2, + 1, in registers.
-#define STRATA_HORIZONTAL_SUM(v)                                                    \
-  ({                                                                                \
-    const Lanes8 h8_ = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +      \
-                       __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); \
-    const Lanes4 h4_ = __builtin_shufflevector(h8_, h8_, 0, 1, 2, 3) +              \
-                       __builtin_shufflevector(h8_, h8_, 4, 5, 6, 7);               \
-    const float h0_ = h4_[0] + h4_[2], h1_ = h4_[1] + h4_[3];                       \
-    h0_ + h1_;                                                                      \
-  })
-// The pairwise sums of four 16-lane vectors at once, transposed: each step adds the same lanes
-// STRATA_HORIZONTAL_SUM adds, for four vectors in one instruction, so each result is
-// bit-identical to that vector's own sum.
-#define STRATA_HORIZONTAL_SUMS4(s0, s1, s2, s3, out)                                               \
-  do {                                                                                             \
-    const Lanes16 t01_ =                                                                           \
-        __builtin_shufflevector(s0, s1, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +  \
-        __builtin_shufflevector(s0, s1, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30,  \
-                                31);                                                               \
-    const Lanes16 t23_ =                                                                           \
-        __builtin_shufflevector(s2, s3, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +  \
-        __builtin_shufflevector(s2, s3, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30,  \
-                                31);                                                               \
-    const Lanes16 u_ = __builtin_shufflevector(t01_, t23_, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18,   \
-                                               19, 24, 25, 26, 27) +                               \
-                       __builtin_shufflevector(t01_, t23_, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, \
-                                               23, 28, 29, 30, 31);                                \
-    const Lanes8 v_ = __builtin_shufflevector(u_, u_, 0, 1, 4, 5, 8, 9, 12, 13) +                  \
-                      __builtin_shufflevector(u_, u_, 2, 3, 6, 7, 10, 11, 14, 15);                 \
-    const Lanes4 r_ =                                                                              \
-        __builtin_shufflevector(v_, v_, 0, 2, 4, 6) + __builtin_shufflevector(v_, v_, 1, 3, 5, 7); \
-    std::memcpy((out), &r_, sizeof r_);                                                            \
-  } while (0)
-
-// The same pairwise sum for 16 partial sums held as 16 / W vectors (a[p] + b[p] lane by lane
-// first, as the 16-lane path adds its two halves).
+// A dot's 16 partial sums (a[p] + b[p] lane by lane, as 16 / W vectors) folded to four lanes
+// in the documented order: lane l + 8, then lane l + 4.
 template <int W>
-__attribute__((always_inline)) inline float pairwiseSum(const typename Vec<W>::Floats* a,
+__attribute__((always_inline)) inline Lanes4 foldToFour(const typename Vec<W>::Floats* a,
                                                         const typename Vec<W>::Floats* b) {
-  float s[16];
-  for (int p = 0; p < 16 / W; ++p) {
-    const typename Vec<W>::Floats v = a[p] + b[p];
-    std::memcpy(s + p * W, &v, sizeof v);
+  if constexpr (W == 16) {
+    const Lanes16 s = a[0] + b[0];
+    const Lanes8 h8 = __builtin_shufflevector(s, s, 0, 1, 2, 3, 4, 5, 6, 7) +
+                      __builtin_shufflevector(s, s, 8, 9, 10, 11, 12, 13, 14, 15);
+    return __builtin_shufflevector(h8, h8, 0, 1, 2, 3) +
+           __builtin_shufflevector(h8, h8, 4, 5, 6, 7);
+  } else if constexpr (W == 8) {
+    const Lanes8 h8 = (a[0] + b[0]) + (a[1] + b[1]);
+    return __builtin_shufflevector(h8, h8, 0, 1, 2, 3) +
+           __builtin_shufflevector(h8, h8, 4, 5, 6, 7);
+  } else {
+    return ((a[0] + b[0]) + (a[2] + b[2])) + ((a[1] + b[1]) + (a[3] + b[3]));
   }
-  float h8[8], h4[4];
-  for (int l = 0; l < 8; ++l) h8[l] = s[l] + s[l + 8];
-  for (int l = 0; l < 4; ++l) h4[l] = h8[l] + h8[l + 4];
-  return (h4[0] + h4[2]) + (h4[1] + h4[3]);
 }
+
+// The last step of dots, four at a time: each dot's four lanes l summed (l0 + l2) + (l1 + l3),
+// for four dots in six shuffles and three adds instead of one dot's scalar adds (short rows,
+// as a small model's, spent as long summing as multiplying). Outputs are written on flush.
+struct FourLaneTotals {
+  Lanes4 parts[4];
+  float* outs[4];
+  int count = 0;
+
+  __attribute__((always_inline)) inline void add(Lanes4 part, float* out) {
+    parts[count] = part;
+    outs[count] = out;
+    if (++count == 4) flush();
+  }
+  __attribute__((always_inline)) inline void flush() {
+    if (count == 0) return;
+    for (int k = count; k < 4; ++k) parts[k] = Lanes4{};
+    // [a0 + a2, b0 + b2, a1 + a3, b1 + b3] and the same for c, d; then lanes 0 + 2, 1 + 3.
+    const Lanes4 ab = __builtin_shufflevector(parts[0], parts[1], 0, 4, 1, 5) +
+                      __builtin_shufflevector(parts[0], parts[1], 2, 6, 3, 7);
+    const Lanes4 cd = __builtin_shufflevector(parts[2], parts[3], 0, 4, 1, 5) +
+                      __builtin_shufflevector(parts[2], parts[3], 2, 6, 3, 7);
+    const Lanes4 sums =
+        __builtin_shufflevector(ab, cd, 0, 1, 4, 5) + __builtin_shufflevector(ab, cd, 2, 3, 6, 7);
+    for (int k = 0; k < count; ++k) *outs[k] = sums[k];
+    count = 0;
+  }
+};
 
 // One weight row against kInputs activation rows in one pass over the row: each weight vector
 // is loaded once for kInputs products. Each 16-column half is 16 / W vectors.
 template <typename T, int kInputs, int W>
 __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const float* x,
-                                                              int64_t cols, int64_t rows,
-                                                              float* yr) {
+                                                              int64_t cols, int64_t rows, float* yr,
+                                                              FourLaneTotals& totals) {
   using F = typename Vec<W>::Floats;
   constexpr int kParts = 16 / W;
   const int64_t pairs = cols / 32 * 32;
@@ -153,8 +161,9 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
   for (int64_t k = 0; k < pairs; k += 32) {
 #pragma GCC unroll 4
     for (int p = 0; p < kParts; ++p) {
-      const F w0 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
-      const F w1 = STRATA_LOAD_WEIGHTS(W, T, wr + k + 16 + p * W);
+      F w0 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
+      F w1 = STRATA_LOAD_WEIGHTS(W, T, wr + k + 16 + p * W);
+      if constexpr (kInputs > 1) STRATA_IN_REGISTERS(w0, w1);
 #pragma GCC unroll 4
       for (int j = 0; j < kInputs; ++j) {
         a[j][p] += w0 * STRATA_LOAD(W, x + j * cols + k + p * W);
@@ -182,21 +191,8 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
         a[j][p] += w0 * STRATA_LOAD_TAIL(W, x + j * cols + tailStart + p * W, count);
     }
   }
-  if constexpr (W == 16 && kInputs == 1) {
-    const Lanes16 s = a[0][0] + b[0][0];
-    yr[0] = STRATA_HORIZONTAL_SUM(s);
-  } else if constexpr (W == 16) {
-    Lanes16 s[4] = {};  // unused inputs sum zeros
 #pragma GCC unroll 4
-    for (int j = 0; j < kInputs; ++j) s[j] = a[j][0] + b[j][0];
-    float sums[4];
-    STRATA_HORIZONTAL_SUMS4(s[0], s[1], s[2], s[3], sums);
-#pragma GCC unroll 4
-    for (int j = 0; j < kInputs; ++j) yr[j * rows] = sums[j];
-  } else {
-#pragma GCC unroll 4
-    for (int j = 0; j < kInputs; ++j) yr[j * rows] = pairwiseSum<W>(a[j], b[j]);
-  }
+  for (int j = 0; j < kInputs; ++j) totals.add(foldToFour<W>(a[j], b[j]), yr + j * rows);
 }
 
 // One weight row against n activation rows: kMaxInputs inputs per pass (as many as the
@@ -206,30 +202,46 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
 // one at a time; on 2,048-column rows up to 2x faster).
 template <typename T, int kMaxInputs, int W>
 __attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const float* x, int64_t n,
-                                                            int64_t cols, int64_t rows, float* yr) {
+                                                            int64_t cols, int64_t rows, float* yr,
+                                                            FourLaneTotals& totals) {
   constexpr int64_t kL1Floats = 8192;
   int64_t i = 0;
   for (; i + kMaxInputs <= n; i += kMaxInputs)
-    rowTimesSomeInputs<T, kMaxInputs, W>(wr, x + i * cols, cols, rows, yr + i * rows);
+    rowTimesSomeInputs<T, kMaxInputs, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
   if ((n - i) * cols > kL1Floats) {
-    for (; i < n; ++i) rowTimesSomeInputs<T, 1, W>(wr, x + i * cols, cols, rows, yr + i * rows);
+    for (; i < n; ++i)
+      rowTimesSomeInputs<T, 1, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
     return;
   }
   switch (n - i) {
     case 3:
       if constexpr (kMaxInputs > 3)
-        rowTimesSomeInputs<T, 3, W>(wr, x + i * cols, cols, rows, yr + i * rows);
+        rowTimesSomeInputs<T, 3, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
       break;
     case 2:
       if constexpr (kMaxInputs > 2)
-        rowTimesSomeInputs<T, 2, W>(wr, x + i * cols, cols, rows, yr + i * rows);
+        rowTimesSomeInputs<T, 2, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
       break;
     case 1:
-      rowTimesSomeInputs<T, 1, W>(wr, x + i * cols, cols, rows, yr + i * rows);
+      rowTimesSomeInputs<T, 1, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
       break;
     default:
       break;
   }
+}
+
+// `count` consecutive weight rows (row r at w + r * cols, its outputs at y[i * rows + r]), their
+// dots' last steps four at a time.
+// `count` consecutive weight rows (row r at w + r * cols, its outputs at y[i * rows + r]), the
+// last steps of their dots four at a time.
+template <typename T, int kMaxInputs, int W>
+__attribute__((always_inline)) inline void rowsTimesInputsOf(const T* w, int64_t count,
+                                                             const float* x, int64_t n,
+                                                             int64_t cols, int64_t rows, float* y) {
+  FourLaneTotals totals;
+  for (int64_t r = 0; r < count; ++r)
+    rowTimesInputsOf<T, kMaxInputs, W>(w + r * cols, x, n, cols, rows, y + r, totals);
+  totals.flush();
 }
 
 // addScaledRows for kN outputs: each block of two vectors of the outputs stays in registers
@@ -372,30 +384,30 @@ int vectorWidth() {  // asked once: the kernels run per cached key
 constexpr int vectorWidth() { return 4; }
 #endif
 
-STRATA_TARGET_16 void rowTimesInputs16(const float* wr, const float* x, int64_t n, int64_t cols,
-                                       int64_t rows, float* yr) {
-  rowTimesInputsOf<float, 4, 16>(wr, x, n, cols, rows, yr);
+STRATA_TARGET_16 void rowsTimesInputs16(const float* w, int64_t count, const float* x, int64_t n,
+                                        int64_t cols, int64_t rows, float* y) {
+  rowsTimesInputsOf<float, 4, 16>(w, count, x, n, cols, rows, y);
 }
-STRATA_TARGET_8 void rowTimesInputs8(const float* wr, const float* x, int64_t n, int64_t cols,
-                                     int64_t rows, float* yr) {
-  rowTimesInputsOf<float, 2, 8>(wr, x, n, cols, rows, yr);
+STRATA_TARGET_8 void rowsTimesInputs8(const float* w, int64_t count, const float* x, int64_t n,
+                                      int64_t cols, int64_t rows, float* y) {
+  rowsTimesInputsOf<float, 2, 8>(w, count, x, n, cols, rows, y);
 }
-void rowTimesInputs4(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
-                     float* yr) {
-  rowTimesInputsOf<float, 2, 4>(wr, x, n, cols, rows, yr);
+void rowsTimesInputs4(const float* w, int64_t count, const float* x, int64_t n, int64_t cols,
+                      int64_t rows, float* y) {
+  rowsTimesInputsOf<float, 2, 4>(w, count, x, n, cols, rows, y);
 }
 
-STRATA_TARGET_16 void bf16RowTimesInputs16(const uint16_t* wr, const float* x, int64_t n,
-                                           int64_t cols, int64_t rows, float* yr) {
-  rowTimesInputsOf<uint16_t, 4, 16>(wr, x, n, cols, rows, yr);
+STRATA_TARGET_16 void bf16RowsTimesInputs16(const uint16_t* w, int64_t count, const float* x,
+                                            int64_t n, int64_t cols, int64_t rows, float* y) {
+  rowsTimesInputsOf<uint16_t, 4, 16>(w, count, x, n, cols, rows, y);
 }
-STRATA_TARGET_8 void bf16RowTimesInputs8(const uint16_t* wr, const float* x, int64_t n,
-                                         int64_t cols, int64_t rows, float* yr) {
-  rowTimesInputsOf<uint16_t, 2, 8>(wr, x, n, cols, rows, yr);
+STRATA_TARGET_8 void bf16RowsTimesInputs8(const uint16_t* w, int64_t count, const float* x,
+                                          int64_t n, int64_t cols, int64_t rows, float* y) {
+  rowsTimesInputsOf<uint16_t, 2, 8>(w, count, x, n, cols, rows, y);
 }
-void bf16RowTimesInputs4(const uint16_t* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
-                         float* yr) {
-  rowTimesInputsOf<uint16_t, 2, 4>(wr, x, n, cols, rows, yr);
+void bf16RowsTimesInputs4(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,
+                          int64_t rows, float* y) {
+  rowsTimesInputsOf<uint16_t, 2, 4>(w, count, x, n, cols, rows, y);
 }
 
 STRATA_TARGET_16 void addScaledRows16(const float* const* rows, int64_t count, const float* scales,
@@ -444,12 +456,18 @@ void atWidth(void (*width16)(Args...), void (*width8)(Args...), void (*width4)(A
 
 void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
                     float* yr) {
-  atWidth(rowTimesInputs16, rowTimesInputs8, rowTimesInputs4, wr, x, n, cols, rows, yr);
+  rowsTimesInputs(wr, 1, x, n, cols, rows, yr);
 }
 
-void bf16RowTimesInputs(const uint16_t* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
-                        float* yr) {
-  atWidth(bf16RowTimesInputs16, bf16RowTimesInputs8, bf16RowTimesInputs4, wr, x, n, cols, rows, yr);
+void rowsTimesInputs(const float* w, int64_t count, const float* x, int64_t n, int64_t cols,
+                     int64_t rows, float* y) {
+  atWidth(rowsTimesInputs16, rowsTimesInputs8, rowsTimesInputs4, w, count, x, n, cols, rows, y);
+}
+
+void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,
+                         int64_t rows, float* y) {
+  atWidth(bf16RowsTimesInputs16, bf16RowsTimesInputs8, bf16RowsTimesInputs4, w, count, x, n, cols,
+          rows, y);
 }
 
 void addScaledRows(const float* const* rows, int64_t count, const float* scales,

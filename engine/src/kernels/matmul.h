@@ -53,10 +53,15 @@ void shareRows(std::span<const RowProduct> products, std::vector<float>& scratch
 // then pairwise), so a result is the same bits in a batch or alone and with every vector width
 // (AVX-512, AVX2, SSE2, NEON; the widest the CPU has is used).
 void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, int64_t rows, float* yr);
-// The same with a bf16 weight row, widened in registers: bit-identical to rowTimesInputs on
-// the widened row, reading half the bytes.
-void bf16RowTimesInputs(const uint16_t* wr, const float* x, int64_t n, int64_t cols, int64_t rows,
-                        float* yr);
+// The same for `count` consecutive weight rows (row r at w + r * cols, its outputs at
+// y[i * rows + r]), each row's results the same bits as rowTimesInputs gives: the last steps of
+// several dots share their shuffles (short rows spend as long there as multiplying).
+void rowsTimesInputs(const float* w, int64_t count, const float* x, int64_t n, int64_t cols,
+                     int64_t rows, float* y);
+// The same with bf16 weight rows, widened in registers: bit-identical to rowsTimesInputs on
+// the widened rows, reading half the bytes.
+void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,
+                         int64_t rows, float* y);
 
 // out[i * cols + j] += scales[i * scaleStride] * row[j] for the n outputs i: one row, loaded
 // once, added into several accumulators (attention's weighted sums of cached latents).

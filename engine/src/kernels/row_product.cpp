@@ -84,12 +84,12 @@ void RowProduct::prepareInteger(const RowProduct* sameInput) {
 void RowProduct::computeRows(int64_t begin, int64_t end, std::vector<float>& scratch) const {
   switch (path_) {
     case Path::F32:
-      for (int64_t r = begin; r < end; ++r)
-        rowTimesInputs(matrix_->f32Data() + r * cols_, x_, n_, cols_, rows_, y_ + r);
+      rowsTimesInputs(matrix_->f32Data() + begin * cols_, end - begin, x_, n_, cols_, rows_,
+                      y_ + begin);
       return;
     case Path::Bf16:
-      for (int64_t r = begin; r < end; ++r)
-        bf16RowTimesInputs(matrix_->bf16Data() + r * cols_, x_, n_, cols_, rows_, y_ + r);
+      bf16RowsTimesInputs(matrix_->bf16Data() + begin * cols_, end - begin, x_, n_, cols_, rows_,
+                          y_ + begin);
       return;
     case Path::Dequant:
       scratch.resize(static_cast<size_t>(cols_));
