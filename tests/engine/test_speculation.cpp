@@ -7,15 +7,15 @@
 #include <QTest>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "fixtures.h"
@@ -219,6 +219,33 @@ class TestSpeculation : public QObject {
     std::vector<int32_t> next = prompt;
     next.insert(next.end(), ra.tokens.begin(), ra.tokens.end());
     QCOMPARE(b->generate(next, options(0, 20)).tokens, a->generate(next, options(0, 20)).tokens);
+  }
+
+  // A verify pass computes each of its rows exactly as a decode step of that row alone (each
+  // with its own DSA key selection: prompt plus reply run past index_topk 32), so every
+  // token's log probability and alternatives, read from its verify row, are plain decoding's
+  // bits.
+  void verifyRowsEqualDecodeSteps() {
+    auto plain = openTiny(only("none"));
+    for (const char* drafter : {"mtp", "ngram"}) {
+      auto spec = openTiny(only(drafter, 4));
+      for (const auto& prompt : evalPrompts(*plain, 2)) {
+        GenerateOptions o = options(0, 80);
+        o.topLogprobs = 5;
+        const GenerateResult a = plain->newSession()->generate(prompt, o);
+        const GenerateResult b = spec->newSession()->generate(prompt, o);
+        QVERIFY(b.speculation.accepted > 0);
+        QCOMPARE(b.logprobs.size(), a.logprobs.size());
+        for (size_t i = 0; i < a.logprobs.size(); ++i) {
+          const QString where = QString("%1, token %2").arg(drafter).arg(i);
+          QVERIFY2(b.logprobs[i].token == a.logprobs[i].token, qPrintable(where));
+          QVERIFY2(std::memcmp(&b.logprobs[i].logprob, &a.logprobs[i].logprob, sizeof(float)) == 0,
+                   qPrintable(where + ": log probability differs"));
+          QVERIFY2(b.logprobs[i].top == a.logprobs[i].top,
+                   qPrintable(where + ": alternatives differ"));
+        }
+      }
+    }
   }
 
   // The bundled model's MTP head was trained with an MTP loss: its first draft token agrees

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <span>
 
 #include "kernels/matmul.h"
 #include "model/indexer.h"
@@ -56,9 +57,9 @@ bool useExpandedForm(const ModelContext& ctx, const Dims& d, const TokenBatch& b
 // causal row uses its prefix of them, a DSA row picks its selection, unless the selection is
 // much smaller than what the row sees (long prompts), where its own keys' dot products cost
 // less. A row's numbers do not depend on its group.
-void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache,
-                    const float* q, const TokenBatch& batch,
-                    const std::vector<KeySelection>& selection, float scale, float* o) {
+void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache, const float* q,
+                    const TokenBatch& batch, std::span<const KeySelection> selection, float scale,
+                    float* o) {
   constexpr int64_t kRowGroup = 4;
   constexpr int64_t kSpanPerSelected = 4;  // all keys' logits while <= 4x the selection
   const int64_t keys = batch.start + batch.count;
@@ -208,9 +209,9 @@ class RowKeys {
 // A few heads at a time meet each cached key, loaded once (the heads of a row share its keys):
 // a long context makes this the largest part of a decode step's arithmetic, so it runs in the
 // per-vector-width kernels (float_rows.cpp) rather than in this file's baseline x86-64 code.
-void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache,
-                    const float* q, const TokenBatch& batch,
-                    const std::vector<KeySelection>& selection, float scale, float* o) {
+void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache, const float* q,
+                    const TokenBatch& batch, std::span<const KeySelection> selection, float scale,
+                    float* o) {
   constexpr int kHeadGroup = 4;  // rowTimesInputs takes up to four inputs per pass over a key
   // A row of kvB as f32: read in place when held in f32, else widened into the thread's buffer
   // (codes times their scale: the very values an f32 copy would hold).
@@ -358,20 +359,34 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
       selection.assign(static_cast<size_t>(n), KeySelection{});
     const float* seqQ = q.data() + seq.firstRow * d.heads * d.qk;
     float* seqO = o.data() + seq.firstRow * d.heads * d.v;
-    auto attend = [&](const TokenBatch& part, const float* partQ,
-                      const std::vector<KeySelection>& partSelection, float* partO) {
-      if (useExpandedForm(ctx, d, part))
+    // Rows [first, first + count) of the sequence, in one form.
+    auto attend = [&](int64_t first, int64_t count, bool expanded) {
+      const TokenBatch part{batch.start + first, count, batch.asDecode};
+      const std::span<const KeySelection> partSelection(selection.data() + first,
+                                                        static_cast<size_t>(count));
+      const float* partQ = seqQ + first * d.heads * d.qk;
+      float* partO = seqO + first * d.heads * d.v;
+      if (expanded)
         attendExpanded(d, w.kvB, *seq.cache, partQ, part, partSelection, scale, partO);
       else
         attendAbsorbed(d, w.kvB, *seq.cache, partQ, part, partSelection, scale, partO);
     };
     if (!batch.asDecode || n == 1) {
-      attend(batch, seqQ, selection, seqO);
-    } else {
-      // Each row in the form (and so the rounding) a single-token decode step would use.
-      for (int64_t s = 0; s < n; ++s)
-        attend(TokenBatch{batch.start + s, 1}, seqQ + s * d.heads * d.qk,
-               {selection[static_cast<size_t>(s)]}, seqO + s * d.heads * d.v);
+      attend(0, n, useExpandedForm(ctx, d, batch));
+      continue;
+    }
+    // Each row in the form (and so the rounding) a single-token decode step would use. Rows do
+    // not depend on each other in the absorbed form, so a run of them goes in one call (one
+    // parallel region for a verify pass instead of one per row); expanded rows go one by one.
+    auto expandedAlone = [&](int64_t s) {
+      return useExpandedForm(ctx, d, TokenBatch{batch.start + s, 1});
+    };
+    for (int64_t s = 0; s < n;) {
+      const bool expanded = expandedAlone(s);
+      int64_t end = s + 1;
+      while (!expanded && end < n && !expandedAlone(end)) ++end;
+      attend(s, end - s, expanded);
+      s = end;
     }
   }
 
