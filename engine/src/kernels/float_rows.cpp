@@ -230,8 +230,6 @@ __attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const f
   }
 }
 
-// `count` consecutive weight rows (row r at w + r * cols, its outputs at y[i * rows + r]), their
-// dots' last steps four at a time.
 // `count` consecutive weight rows (row r at w + r * cols, its outputs at y[i * rows + r]), the
 // last steps of their dots four at a time.
 template <typename T, int kMaxInputs, int W>
