@@ -10,12 +10,14 @@ namespace strata::model {
 namespace {
 
 // Scores every visible key of one sequence for each of its queries and keeps the top k. Each
-// key meets all of a query's heads at once (loaded once, in the per-vector-width row kernel),
-// and a query's keys are split across threads in blocks: at long contexts this runs over
-// every cached key of every full layer at every step.
+// key meets all of a query's heads at once (loaded once, in the per-vector-width row kernel).
+// The rows' blocks of keys are split across threads in one parallel region, then their top-k
+// selections: at long contexts this runs over every cached key of every full layer at every
+// step, and a verify pass's rows would otherwise each take a region of their own.
 std::vector<KeySelection> selectKeys(const ModelContext& ctx, const float* q, const float* gates,
                                      const TokenBatch& batch, const kv::LayerCache& cache) {
-  constexpr int64_t kBlock = 64;  // keys per task
+  constexpr int64_t kBlock = 64;                      // keys per task
+  constexpr int64_t kScoreFloats = int64_t{1} << 20;  // scores held at once (rows per group)
   const ModelConfig& c = ctx.config;
   const int64_t n = batch.count;
   const int heads = c.indexNHeads;
@@ -26,36 +28,64 @@ std::vector<KeySelection> selectKeys(const ModelContext& ctx, const float* q, co
   // With at most index_topk keys visible the selection is every key, so attention stays
   // exactly dense (the common short-context case).
   std::vector<KeySelection> selection(static_cast<size_t>(n));
+  std::vector<int64_t> pruned;  // the rows that select
+  for (int64_t s = 0; s < n; ++s)
+    if (!ctx.options.denseAttention && batch.visibleKeys(s) > c.indexTopk) pruned.push_back(s);
+  if (pruned.empty()) return selection;
   std::vector<float> widened;  // a 16-bit cache's keys as f32
   const float* keys = cache.indexKey.rowsF32(0, cache.indexKey.rows(), widened);
+
+  struct Block {
+    int64_t row, first, count;
+    float* scores;  // the row's scores of keys first..
+  };
   std::vector<float> scores;
-  for (int64_t s = 0; s < n; ++s) {
-    const int64_t visible = batch.visibleKeys(s);
-    if (ctx.options.denseAttention || visible <= c.indexTopk) continue;
-    scores.resize(static_cast<size_t>(visible));
-    const float* qs = q + s * heads * dim;
-    const float* gs = gates + s * heads;
-    const int64_t blocks = (visible + kBlock - 1) / kBlock;
-#pragma omp parallel if (visible * heads * dim >= kernels::kParallelThreshold)
+  std::vector<Block> blocks;
+  for (size_t g = 0; g < pruned.size();) {
+    // A group of rows whose scores fit kScoreFloats (always at least one row).
+    size_t end = g;
+    int64_t floats = 0;
+    while (end < pruned.size() &&
+           (end == g || floats + batch.visibleKeys(pruned[end]) <= kScoreFloats))
+      floats += batch.visibleKeys(pruned[end++]);
+    scores.resize(static_cast<size_t>(floats));
+    blocks.clear();
+    std::vector<float*> rowScores;
+    float* next = scores.data();
+    for (size_t i = g; i < end; ++i) {
+      const int64_t visible = batch.visibleKeys(pruned[i]);
+      rowScores.push_back(next);
+      for (int64_t first = 0; first < visible; first += kBlock)
+        blocks.push_back({pruned[i], first, std::min(kBlock, visible - first), next + first});
+      next += visible;
+    }
+#pragma omp parallel if (floats * heads * dim >= kernels::kParallelThreshold)
     {
       std::vector<float> dots(static_cast<size_t>(heads * kBlock));  // [head][key of the block]
-#pragma omp for schedule(static)
-      for (int64_t b = 0; b < blocks; ++b) {
-        const int64_t first = b * kBlock;
-        const int64_t count = std::min(kBlock, visible - first);
-        for (int64_t t = 0; t < count; ++t)
-          kernels::rowTimesInputs(keys + (first + t) * dim, qs, heads, dim, kBlock, dots.data() + t);
-        for (int64_t t = 0; t < count; ++t) {
+#pragma omp for schedule(dynamic)
+      for (size_t k = 0; k < blocks.size(); ++k) {
+        const Block& b = blocks[k];
+        const float* qs = q + b.row * heads * dim;
+        const float* gs = gates + b.row * heads;
+        kernels::rowsTimesInputs(keys + b.first * dim, b.count, qs, heads, dim, kBlock,
+                                 dots.data());
+        for (int64_t t = 0; t < b.count; ++t) {
           float score = 0.0f;
           for (int h = 0; h < heads; ++h)
             score += gs[h] * gateScale * std::max(dots[static_cast<size_t>(h * kBlock + t)] * dotScale, 0.0f);
-          scores[static_cast<size_t>(first + t)] = score;
+          b.scores[t] = score;
         }
       }
+#pragma omp for schedule(dynamic)
+      for (size_t i = g; i < end; ++i) {
+        const int64_t s = pruned[i];
+        std::vector<int> best =
+            topkIndices(rowScores[i - g], static_cast<int>(batch.visibleKeys(s)), c.indexTopk);
+        std::sort(best.begin(), best.end());
+        selection[static_cast<size_t>(s)] = {false, std::vector<int32_t>(best.begin(), best.end())};
+      }
     }
-    std::vector<int> best = topkIndices(scores.data(), static_cast<int>(visible), c.indexTopk);
-    std::sort(best.begin(), best.end());
-    selection[static_cast<size_t>(s)] = {false, std::vector<int32_t>(best.begin(), best.end())};
+    g = end;
   }
   return selection;
 }
