@@ -157,7 +157,8 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
     std::fill(logits.begin(), logits.end(), 1.0f / kKeys);  // softmax-sized weights
     KernelBenchResult sum{"attention_weighted_sum", "f32", 0, kKeys, kLatent, kHeads};
     sum.seconds = medianSeconds(repeats, [&] {
-      kernels::addScaledRows(rows.data(), kKeys, logits.data(), kKeys, kHeads, kLatent, out.data());
+      kernels::addScaledRows(rows.data(), kKeys, logits.data(), kKeys, kHeads, kLatent, out.data(),
+                             kLatent);
     });
     record(sum, bytes, 1);
   }

@@ -1,5 +1,5 @@
-// The f32 row kernels of matmul.h (rowsTimesInputs, bf16RowsTimesInputs, addScaledRows,
-// transposedTimesInputs), each built for three vector widths and picked per call by the CPU:
+// The f32 row kernels of matmul.h (rowsTimesInputs, bf16RowsTimesInputs, addScaledRows), each
+// built for three vector widths and picked per call by the CPU:
 // 16 floats (AVX-512), 8 (AVX2) and 4 (baseline SSE2, NEON), so the binary runs on any x86-64
 // without -march=native.
 //
@@ -248,7 +248,8 @@ __attribute__((always_inline)) inline void rowsTimesInputsOf(const T* w, int64_t
 template <int kN, int W>
 __attribute__((always_inline)) inline void addScaledRowsOf(const float* const* rows, int64_t count,
                                                            const float* scales, int64_t scaleStride,
-                                                           int64_t cols, float* out) {
+                                                           int64_t cols, float* out,
+                                                           int64_t outStride) {
   using F = typename Vec<W>::Floats;
   constexpr int64_t kBlock = 2 * W;
   int64_t j = 0;
@@ -256,8 +257,8 @@ __attribute__((always_inline)) inline void addScaledRowsOf(const float* const* r
     F a[kN], b[kN];
 #pragma GCC unroll 4
     for (int i = 0; i < kN; ++i) {
-      a[i] = STRATA_LOAD(W, out + i * cols + j);
-      b[i] = STRATA_LOAD(W, out + i * cols + j + W);
+      a[i] = STRATA_LOAD(W, out + i * outStride + j);
+      b[i] = STRATA_LOAD(W, out + i * outStride + j + W);
     }
     for (int64_t r = 0; r < count; ++r) {
       const F k0 = STRATA_LOAD(W, rows[r] + j), k1 = STRATA_LOAD(W, rows[r] + j + W);
@@ -270,15 +271,15 @@ __attribute__((always_inline)) inline void addScaledRowsOf(const float* const* r
     }
 #pragma GCC unroll 4
     for (int i = 0; i < kN; ++i) {
-      std::memcpy(out + i * cols + j, &a[i], sizeof a[i]);
-      std::memcpy(out + i * cols + j + W, &b[i], sizeof b[i]);
+      std::memcpy(out + i * outStride + j, &a[i], sizeof a[i]);
+      std::memcpy(out + i * outStride + j + W, &b[i], sizeof b[i]);
     }
   }
   for (; j < cols; ++j)
     for (int i = 0; i < kN; ++i) {
-      float o = out[i * cols + j];
+      float o = out[i * outStride + j];
       for (int64_t r = 0; r < count; ++r) o += scales[i * scaleStride + r] * rows[r][j];
-      out[i * cols + j] = o;
+      out[i * outStride + j] = o;
     }
 }
 
@@ -308,60 +309,13 @@ __attribute__((always_inline)) inline void inPassesOfFour(int64_t n, Pass&& pass
 template <int W>
 __attribute__((always_inline)) inline void addScaledRowsIn(const float* const* rows, int64_t count,
                                                            const float* scales, int64_t scaleStride,
-                                                           int64_t n, int64_t cols, float* out) {
+                                                           int64_t n, int64_t cols, float* out,
+                                                           int64_t outStride) {
   inPassesOfFour(
       n, [&](auto inputs, int64_t i) __attribute__((always_inline)) {
         addScaledRowsOf<decltype(inputs)::value, W>(rows, count, scales + i * scaleStride,
-                                                    scaleStride, cols, out + i * cols);
-      });
-}
-
-// transposedTimesInputs for kN inputs: a block of two vectors of each input's outputs stays in
-// registers while the matrix's rows go by in order; leftover outputs one by one. Each output
-// is one chain of adds in row order whatever the width.
-template <int kN, int W>
-__attribute__((always_inline)) inline void transposedTimesInputsOf(const float* wt, int64_t stride,
-                                                                   int64_t cols, int64_t count,
-                                                                   const float* x, float* y,
-                                                                   int64_t yStride) {
-  using F = typename Vec<W>::Floats;
-  constexpr int64_t kBlock = 2 * W;
-  int64_t t = 0;
-  for (; t + kBlock <= count; t += kBlock) {
-    F a[kN] = {}, b[kN] = {};
-    for (int64_t j = 0; j < cols; ++j) {
-      const F k0 = STRATA_LOAD(W, wt + j * stride + t),
-              k1 = STRATA_LOAD(W, wt + j * stride + t + W);
-#pragma GCC unroll 4
-      for (int i = 0; i < kN; ++i) {
-        const float s = x[i * cols + j];
-        a[i] += s * k0;
-        b[i] += s * k1;
-      }
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < kN; ++i) {
-      std::memcpy(y + i * yStride + t, &a[i], sizeof a[i]);
-      std::memcpy(y + i * yStride + t + W, &b[i], sizeof b[i]);
-    }
-  }
-  for (; t < count; ++t)
-    for (int i = 0; i < kN; ++i) {
-      float sum = 0.0f;
-      for (int64_t j = 0; j < cols; ++j) sum += x[i * cols + j] * wt[j * stride + t];
-      y[i * yStride + t] = sum;
-    }
-}
-
-template <int W>
-__attribute__((always_inline)) inline void transposedTimesInputsIn(const float* wt, int64_t stride,
-                                                                   int64_t cols, int64_t count,
-                                                                   const float* x, int64_t n,
-                                                                   float* y, int64_t yStride) {
-  inPassesOfFour(
-      n, [&](auto inputs, int64_t i) __attribute__((always_inline)) {
-        transposedTimesInputsOf<decltype(inputs)::value, W>(wt, stride, cols, count, x + i * cols,
-                                                            y + i * yStride, yStride);
+                                                    scaleStride, cols, out + i * outStride,
+                                                    outStride);
       });
 }
 
@@ -409,31 +363,18 @@ void bf16RowsTimesInputs4(const uint16_t* w, int64_t count, const float* x, int6
 }
 
 STRATA_TARGET_16 void addScaledRows16(const float* const* rows, int64_t count, const float* scales,
-                                      int64_t scaleStride, int64_t n, int64_t cols, float* out) {
-  addScaledRowsIn<16>(rows, count, scales, scaleStride, n, cols, out);
+                                      int64_t scaleStride, int64_t n, int64_t cols, float* out,
+                                      int64_t outStride) {
+  addScaledRowsIn<16>(rows, count, scales, scaleStride, n, cols, out, outStride);
 }
 STRATA_TARGET_8 void addScaledRows8(const float* const* rows, int64_t count, const float* scales,
-                                    int64_t scaleStride, int64_t n, int64_t cols, float* out) {
-  addScaledRowsIn<8>(rows, count, scales, scaleStride, n, cols, out);
+                                    int64_t scaleStride, int64_t n, int64_t cols, float* out,
+                                    int64_t outStride) {
+  addScaledRowsIn<8>(rows, count, scales, scaleStride, n, cols, out, outStride);
 }
 void addScaledRows4(const float* const* rows, int64_t count, const float* scales,
-                    int64_t scaleStride, int64_t n, int64_t cols, float* out) {
-  addScaledRowsIn<4>(rows, count, scales, scaleStride, n, cols, out);
-}
-
-STRATA_TARGET_16 void transposedTimesInputs16(const float* wt, int64_t stride, int64_t cols,
-                                              int64_t count, const float* x, int64_t n, float* y,
-                                              int64_t yStride) {
-  transposedTimesInputsIn<16>(wt, stride, cols, count, x, n, y, yStride);
-}
-STRATA_TARGET_8 void transposedTimesInputs8(const float* wt, int64_t stride, int64_t cols,
-                                            int64_t count, const float* x, int64_t n, float* y,
-                                            int64_t yStride) {
-  transposedTimesInputsIn<8>(wt, stride, cols, count, x, n, y, yStride);
-}
-void transposedTimesInputs4(const float* wt, int64_t stride, int64_t cols, int64_t count,
-                            const float* x, int64_t n, float* y, int64_t yStride) {
-  transposedTimesInputsIn<4>(wt, stride, cols, count, x, n, y, yStride);
+                    int64_t scaleStride, int64_t n, int64_t cols, float* out, int64_t outStride) {
+  addScaledRowsIn<4>(rows, count, scales, scaleStride, n, cols, out, outStride);
 }
 
 // Calls the entry point of this CPU's width.
@@ -469,15 +410,9 @@ void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64
 }
 
 void addScaledRows(const float* const* rows, int64_t count, const float* scales,
-                   int64_t scaleStride, int64_t n, int64_t cols, float* out) {
+                   int64_t scaleStride, int64_t n, int64_t cols, float* out, int64_t outStride) {
   atWidth(addScaledRows16, addScaledRows8, addScaledRows4, rows, count, scales, scaleStride, n,
-          cols, out);
-}
-
-void transposedTimesInputs(const float* wt, int64_t stride, int64_t cols, int64_t count,
-                           const float* x, int64_t n, float* y, int64_t yStride) {
-  atWidth(transposedTimesInputs16, transposedTimesInputs8, transposedTimesInputs4, wt, stride, cols,
-          count, x, n, y, yStride);
+          cols, out, outStride);
 }
 
 }  // namespace strata::kernels

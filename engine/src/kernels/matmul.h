@@ -69,20 +69,14 @@ void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64
 void addScaledRow(const float* row, const float* scales, int64_t scaleStride, int64_t n,
                   int64_t cols, float* out);
 
-// The same for `count` rows in order: out[i * cols + j] += scales[i * scaleStride + r] * rows[r][j]
-// for r = 0 .. count - 1, each output's sums in addScaledRow's order, but with a block of the
-// outputs held in registers across all the rows rather than loaded and stored per row
-// (attention's weighted sum over thousands of cached latents). Per vector width likewise.
+// The same for `count` rows in order: out[i * outStride + j] += scales[i * scaleStride + r] *
+// rows[r][j] for r = 0 .. count - 1, each output's sums in addScaledRow's order, but with a
+// block of the outputs held in registers across all the rows rather than loaded and stored per
+// row, and along the vectors, so no horizontal sums (attention's weighted sum over thousands
+// of cached latents; prefill's logits over a head's transposed keys, from zeroed outputs).
+// Per vector width likewise.
 void addScaledRows(const float* const* rows, int64_t count, const float* scales,
-                   int64_t scaleStride, int64_t n, int64_t cols, float* out);
-
-// y[i * yStride + t] = sum over j of x[i * cols + j] * wt[j * stride + t], for t < count and
-// the n inputs x[i]: a matrix stored transposed (row j holds column j of every output), so the
-// outputs lie along the vectors, with no horizontal sums (attention's logits over short heads:
-// prefill's keys of one head, transposed once, against a few query rows). Each output is summed
-// in j order, the same bits in any batch and with every vector width.
-void transposedTimesInputs(const float* wt, int64_t stride, int64_t cols, int64_t count,
-                           const float* x, int64_t n, float* y, int64_t yStride);
+                   int64_t scaleStride, int64_t n, int64_t cols, float* out, int64_t outStride);
 
 // Dot product of two f32 vectors.
 inline float dot(const float* a, const float* b, int64_t len) {

@@ -53,7 +53,8 @@ bool useExpandedForm(const ModelContext& ctx, const Dims& d, const TokenBatch& b
 // §3.4: expand every cached latent to per-head keys and values, then attend. Prefill runs
 // this form over up to thousands of keys, one head per thread at a time. The head's keys are
 // transposed once, so a group of rows gets its logits over every key up to its last row's from
-// transposedTimesInputs (keys along the vectors: a short head needs no horizontal sums); a
+// addScaledRows over the transposed keys' rows (keys along the vectors: a short head needs no
+// horizontal sums); a
 // causal row uses its prefix of them, a DSA row picks its selection, unless the selection is
 // much smaller than what the row sees (long prompts), where its own keys' dot products cost
 // less. A row's numbers do not depend on its group.
@@ -74,9 +75,9 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
 #pragma omp parallel if (parallel)
   {
     std::vector<float> keysT;  // the head's keys (nope, then rope) transposed: [qk][keys]
+    std::vector<const float*> keysTRows(static_cast<size_t>(d.qk));  // row j: component j
     std::vector<float> logits(static_cast<size_t>(kRowGroup * keys));
     std::vector<float> queries(static_cast<size_t>(kRowGroup * d.qk));
-    std::vector<float> out(static_cast<size_t>(kRowGroup * d.v));
     std::vector<const float*> values(static_cast<size_t>(keys));  // key t's value, by t
     std::vector<float> picked(static_cast<size_t>(keys));         // a DSA row's weights
     std::vector<const float*> pickedValues(static_cast<size_t>(keys));
@@ -94,13 +95,14 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
           for (int j = 0; j < d.rope; ++j)
             keysT[static_cast<size_t>((d.nope + j) * keys + t)] = ropeKeys[t * d.rope + j];
         }
+        for (int j = 0; j < d.qk; ++j) keysTRows[static_cast<size_t>(j)] = keysT.data() + j * keys;
       };
       // Row s's output from `len` weights (logits before softmax) over `rows`.
       auto finishRow = [&](int64_t s, float* weights, int64_t len, const float* const* rows) {
         softmax(weights, len);
         float* oh = o + (s * d.heads + h) * d.v;
         std::fill(oh, oh + d.v, 0.0f);
-        kernels::addScaledRows(rows, len, weights, 0, 1, d.v, oh);
+        kernels::addScaledRows(rows, len, weights, 0, 1, d.v, oh, d.v);
       };
       for (int64_t first = 0; first < batch.count; first += kRowGroup) {
         const int64_t n = std::min(kRowGroup, batch.count - first);
@@ -136,8 +138,10 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
           std::copy(qh, qh + d.qk, queries.begin() + k * d.qk);
         }
         const int64_t span = batch.visibleKeys(fast[fastCount - 1]);
-        kernels::transposedTimesInputs(keysT.data(), keys, d.qk, span, queries.data(), fastCount,
-                                       logits.data(), keys);
+        // Each logit is one chain of adds from zero in component order.
+        for (int64_t k = 0; k < fastCount; ++k) std::fill_n(logits.data() + k * keys, span, 0.0f);
+        kernels::addScaledRows(keysTRows.data(), d.qk, queries.data(), d.qk, fastCount, span,
+                               logits.data(), keys);
         if (dense) {  // causal rows: prefixes of the span, one weighted sum for the group
           for (int64_t k = 0; k < n; ++k) {
             float* row = logits.data() + k * keys;
@@ -146,11 +150,10 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
             softmax(row, visible);
             std::fill(row + visible, row + span, 0.0f);  // adding 0 * value changes no sum
           }
-          std::fill(out.begin(), out.end(), 0.0f);
-          kernels::addScaledRows(values.data(), span, logits.data(), keys, n, d.v, out.data());
-          for (int64_t k = 0; k < n; ++k)
-            std::copy(out.begin() + k * d.v, out.begin() + (k + 1) * d.v,
-                      o + ((first + k) * d.heads + h) * d.v);
+          float* groupO = o + (first * d.heads + h) * d.v;  // row k's at k * heads * v
+          for (int64_t k = 0; k < n; ++k) std::fill_n(groupO + k * d.heads * d.v, d.v, 0.0f);
+          kernels::addScaledRows(values.data(), span, logits.data(), keys, n, d.v, groupO,
+                                 int64_t{d.heads} * d.v);
           continue;
         }
         for (int64_t k = 0; k < fastCount; ++k) {
@@ -273,7 +276,7 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
           softmax(headLogits, len);
         }
         kernels::addScaledRows(latentRows.data(), len, logits.data(), keys, heads, d.latent,
-                               oLatent.data());
+                               oLatent.data(), d.latent);
         for (int k = 0; k < heads; ++k) {
           const int64_t wUV = (first + k) * rowsPerHead + d.nope;  // first of its [v x latent] rows
           float* oh = o + (s * d.heads + first + k) * d.v;
