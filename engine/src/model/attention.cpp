@@ -54,10 +54,9 @@ bool useExpandedForm(const ModelContext& ctx, const Dims& d, const TokenBatch& b
 // this form over up to thousands of keys, one head per thread at a time. The head's keys are
 // transposed once, so a group of rows gets its logits over every key up to its last row's from
 // addScaledRows over the transposed keys' rows (keys along the vectors: a short head needs no
-// horizontal sums); a
-// causal row uses its prefix of them, a DSA row picks its selection, unless the selection is
-// much smaller than what the row sees (long prompts), where its own keys' dot products cost
-// less. A row's numbers do not depend on its group.
+// horizontal sums); a causal row uses its prefix of them, a DSA row picks its selection,
+// unless the selection is much smaller than what the row sees (long prompts), where its own
+// keys' dot products cost less. A row's numbers do not depend on its group.
 void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache, const float* q,
                     const TokenBatch& batch, std::span<const KeySelection> selection, float scale,
                     float* o) {
