@@ -25,8 +25,8 @@ class MtpDrafter final : public Drafter {
   MtpDrafter(const model::Transformer& transformer, KvPrecision precision);
 
   // Final-normed hidden states of the main model for positions first, first+1, ...
-  // `maxRows` caps what waits to be run (only the newest are kept): while MTP drafting is
-  // paused, catching up on a long backlog would cost more than the context is worth.
+  // `maxRows` caps what waits to be run (only the newest are kept): catching up on a long
+  // backlog (a prompt, a paused stretch) would cost more than the context is worth.
   void observe(int64_t firstPosition, std::span<const float> hidden, int64_t maxRows);
   // The session now holds only its first `tokens` tokens.
   void truncate(int64_t tokens);
