@@ -274,6 +274,31 @@ class TestSpeculation : public QObject {
     QVERIFY(listed);
   }
 
+  // Before its first draft the MTP layer runs over a short prompt whole, but over only the
+  // newest 32 positions of a long one (its cache then starts there).
+  void mtpCatchesUpOnRecentPositionsOnly() {
+    auto engine = openTiny(only("mtp", 2));
+    auto prompts = evalPrompts(*engine, 1000, 1);  // every held-out question
+    std::sort(prompts.begin(), prompts.end(),
+              [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    const std::vector<int32_t>& shortest = prompts.front();
+    const std::vector<int32_t>& longest = prompts.back();
+    QVERIFY2(shortest.size() < 32 && longest.size() > 100,
+             qPrintable(QString("%1 / %2 tokens").arg(shortest.size()).arg(longest.size())));
+    const int generated = 8;
+    for (const auto* prompt : {&shortest, &longest}) {
+      auto session = engine->newSession();
+      const GenerateResult r = session->generate(*prompt, options(0, generated));
+      QVERIFY(r.speculation.drafted > 0);
+      const auto length = session->mtpLength();
+      if (prompt == &shortest)
+        QVERIFY2(length >= static_cast<int64_t>(prompt->size()),
+                 qPrintable(QString::number(length)));
+      else
+        QVERIFY2(length >= 32 && length <= 32 + generated, qPrintable(QString::number(length)));
+    }
+  }
+
   // The MTP chain stops at a draft token the head is unsure of: with the minimum probability at
   // 1 every round drafts one token; at 0 every round drafts the full depth (but where fewer
   // tokens were left to generate); in between, fewer than at 0. Output is plain decoding's
