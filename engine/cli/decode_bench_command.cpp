@@ -64,10 +64,13 @@ int runBenchDecode(const Args& args) {
               mib(r.plan.pinnedBytes), mib(r.plan.cacheBytes),
               100.0 * (r.plan.pinnedBytes + r.plan.cacheBytes) / (double(r.plan.expertBytes) * r.plan.expertCount),
               static_cast<long long>(r.plan.expertCount));
-  std::printf("disk %.2f GB/s (%s; %.2f GB/s while decoding), memory %.2f GB/s\n", r.diskGbps,
-              t.io.c_str(), r.decodeReadGbps, r.memGbps);
-  std::printf("decode %.2f tok/s (median step: %.2f tok/s), limit %.2f tok/s, ratio %.2f\n", r.tokS,
-              r.medianTokS, r.limitTokS, r.ratio);
+  std::printf(
+      "disk %.2f GB/s (%s; %.2f GB/s while decoding), memory %.2f GB/s (probes %.2f-%.2f)\n",
+      r.diskGbps, t.io.c_str(), r.decodeReadGbps, r.memGbps, r.memGbpsMin, r.memGbpsMax);
+  std::printf(
+      "decode %.2f tok/s (median step: %.2f tok/s), limit %.2f tok/s, ratio %.2f (medians of %d "
+      "segments)\n",
+      r.tokS, r.medianTokS, r.limitTokS, r.ratio, r.segments);
   std::printf("hit rate %.3f (policy %s), read %.1f MiB/token, stall %.1f ms/token, prefetch precision %.2f recall %.2f, %.1f wrong guesses/token dropped unread\n",
               r.hitRate, t.cachePolicy.c_str(), mib(r.bytesReadPerToken), 1e3 * r.stallSecondsPerToken,
               r.prefetchPrecision, r.prefetchRecall, r.guessesDroppedPerToken);
@@ -90,6 +93,9 @@ int runBenchDecode(const Args& args) {
         {"disk_gbps", r.diskGbps},
         {"decode_read_gbps", r.decodeReadGbps},
         {"mem_gbps", r.memGbps},
+        {"mem_gbps_min", r.memGbpsMin},
+        {"mem_gbps_max", r.memGbpsMax},
+        {"segments", r.segments},
         {"prefill_s", r.prefillSeconds},
         {"pinned_load_s", r.pinnedLoadSeconds},
         {"snapshot_s", r.snapshotSeconds},

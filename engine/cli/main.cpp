@@ -81,7 +81,9 @@ const std::vector<Command>& commands() {
             (--ram-gb, or what the model needs besides experts plus a fraction F of the expert
             bytes). Measures disk and memory bandwidth in the same run; the limit per token is
             max(bytes read / disk bandwidth, weight bytes touched / memory bandwidth), the disk
-            bandwidth being the larger of the probe's and the rate reached while decoding.
+            bandwidth being the larger of the probe's and the rate reached while decoding, the
+            memory bandwidth probed between every 8 tokens: limit and ratio are medians over
+            those segments, each against the probes either side of it.
             --warmup N: untimed decode steps first (to fill the cache). --seed N: the
             prompt's random tokens. --data-dir DIR: keep the expert usage history there (read
             at start for the pinned set and the cache's counts, written at the end), as

@@ -88,12 +88,20 @@ class TestDecodeBenchCli : public QObject {
     for (const char* key : {"tok_s", "limit_tok_s", "ratio", "hit_rate", "bytes_read_per_token",
                             "peak_rss_bytes", "budget_bytes"})
       QVERIFY2(j.contains(key), key);
+    // 12 tokens: segments of 8 and 4, the memory bandwidth probed before, between and after.
+    QCOMPARE(j["segments"].toInt(), 2);
+    QVERIFY(j["mem_gbps_min"].toDouble() > 0);
+    QVERIFY(j["mem_gbps_min"].toDouble() <= j["mem_gbps"].toDouble());
+    QVERIFY(j["mem_gbps"].toDouble() <= j["mem_gbps_max"].toDouble());
     const double budget = j["budget_bytes"].toDouble();
     const double experts = j["expert_bytes"].toDouble() * j["expert_count"].toDouble();
     QVERIFY(experts > 150e6);
     QVERIFY(budget < experts);  // the budget cannot hold the experts
     // Stated allowance: the program itself (measured before the model opens) plus 24 MiB for
-    // allocator slack and thread stacks.
+    // allocator slack and thread stacks. The bandwidth probes' buffers (256 MiB each)
+    // must not count: they are not the engine's.
+    QVERIFY2(j["baseline_rss_bytes"].toDouble() < 64.0 * 1048576,  // the program alone: ~15 MiB
+             qPrintable(QString::number(j["baseline_rss_bytes"].toDouble())));
     const double allowance = j["baseline_rss_bytes"].toDouble() + 24.0 * 1048576;
     QVERIFY2(j["peak_rss_bytes"].toDouble() <= budget + allowance,
              qPrintable(QString("peak RSS %1 > budget %2 + allowance %3")

@@ -37,11 +37,58 @@ int64_t procStatusBytes(const std::string& field) {
 }
 
 // Resets the peak RSS to the current RSS (Linux: "5" to clear_refs), so the peak measured is
-// the engine's, not the bandwidth probes'.
+// the engine's, not the disk probe's buffers'.
 void resetPeakRss() {
   std::ofstream out("/proc/self/clear_refs");
   out << "5";
 }
+
+// Decoded tokens between two memory-bandwidth probes.
+constexpr int kSegmentTokens = 8;
+
+// The memory read bandwidth, probed again between decode segments: a shared machine's
+// bandwidth drifts by a third within seconds (this project's VMs: 15-21 GB/s in back-to-back
+// runs), so each segment is compared with the probes either side of it rather than with one
+// probe taken before the model opened (which read 15-20 GB/s where probes between segments
+// read 19-37). The buffer (256 MiB, 8x a laptop's last-level cache, so the reads come from
+// memory) is allocated once, before the model opens: allocating it for every probe made the
+// decoding around it ~10 % slower here. Its resident bytes are known, and taken off the RSS
+// figures, which are the engine's.
+class BandwidthProbe {
+ public:
+  explicit BandwidthProbe(int threads) : threads_(threads) {
+    const int64_t before = procStatusBytes("VmRSS");
+    buffer_.assign((size_t{256} << 20) / sizeof(uint64_t), 1);
+    residentBytes_ = procStatusBytes("VmRSS") - before;
+  }
+
+  double measure() {
+    samples_.push_back(memoryReadGbps(buffer_, threads_, 3));
+    return samples_.back();
+  }
+  int64_t residentBytes() const { return residentBytes_; }
+  const std::vector<double>& samples() const { return samples_; }
+
+ private:
+  int threads_;
+  std::vector<uint64_t> buffer_;
+  int64_t residentBytes_ = 0;
+  std::vector<double> samples_;
+};
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
+                   values.end());
+  return values[values.size() / 2];
+}
+
+struct Segment {
+  int tokens = 0;
+  double seconds = 0;
+  int64_t bytesRead = 0;
+  double memGbps = 0;  // the mean of the probes before and after
+};
 
 // Reads up to `maxBytes` of randomly chosen experts with the backend and depth the engine will
 // use; nothing comes from the page cache (direct I/O, or pages dropped first).
@@ -132,12 +179,8 @@ DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
         std::to_string(settings.memory.ioDepth) + ")");
     r.diskGbps = diskReadGbps(container, settings.memory, int64_t{512} << 20, options.seed);
   }
-  {
-    say("measuring memory bandwidth (" + std::to_string(threads) + " threads)");
-    std::vector<uint64_t> buffer((size_t{256} << 20) / sizeof(uint64_t), 1);
-    r.memGbps = memoryReadGbps(buffer, threads, 5);
-  }
-  r.baselineRssBytes = procStatusBytes("VmRSS");
+  BandwidthProbe bandwidth(threads);
+  r.baselineRssBytes = procStatusBytes("VmRSS") - bandwidth.residentBytes();
   resetPeakRss();
 
   say("opening the model");
@@ -192,20 +235,33 @@ DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
     logits = session->append(std::vector<int32_t>{next}).logits;
     next = argmax(logits);
   }
+  say("decoding " + std::to_string(options.tokens) + " tokens, the memory bandwidth (" +
+      std::to_string(threads) + " threads) probed every " + std::to_string(kSegmentTokens));
+  bandwidth.measure();
   const TierCounters before = engine->tierSnapshot().counters;
-  say("decoding " + std::to_string(options.tokens) + " tokens");
-  start = Clock::now();
+  std::vector<Segment> segments;
   std::vector<double> stepSeconds;
-  for (int i = 0; i < options.tokens; ++i) {
-    const auto stepStart = Clock::now();
-    logits = session->append(std::vector<int32_t>{next}).logits;
-    next = argmax(logits);
-    stepSeconds.push_back(secondsSince(stepStart));
+  double seconds = 0;
+  for (int done = 0; done < options.tokens;) {
+    Segment segment;
+    segment.tokens = std::min(kSegmentTokens, options.tokens - done);
+    const int64_t readBefore = engine->tierSnapshot().counters.bytesRead;
+    start = Clock::now();
+    for (int i = 0; i < segment.tokens; ++i) {
+      const auto stepStart = Clock::now();
+      logits = session->append(std::vector<int32_t>{next}).logits;
+      next = argmax(logits);
+      stepSeconds.push_back(secondsSince(stepStart));
+    }
+    segment.seconds = secondsSince(start);
+    segment.bytesRead = engine->tierSnapshot().counters.bytesRead - readBefore;
+    const double probeBefore = bandwidth.samples().back();
+    segment.memGbps = (probeBefore + bandwidth.measure()) / 2;
+    segments.push_back(segment);
+    seconds += segment.seconds;
+    done += segment.tokens;
   }
-  const double seconds = secondsSince(start);
-  std::nth_element(stepSeconds.begin(), stepSeconds.begin() + static_cast<std::ptrdiff_t>(stepSeconds.size() / 2),
-                   stepSeconds.end());
-  r.medianTokS = stepSeconds.empty() ? 0.0 : 1.0 / stepSeconds[stepSeconds.size() / 2];
+  r.medianTokS = 1.0 / median(stepSeconds);
   r.tiers = engine->tierSnapshot();
   // What the app pays to poll the tiers (10 times a second while decoding).
   r.snapshotSeconds = medianSeconds(21, [&] { (void)engine->tierSnapshot(); });
@@ -234,10 +290,22 @@ DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
   r.decodeReadGbps = static_cast<double>(after.bytesRead - before.bytesRead) / seconds / 1e9;
   const double diskGbps = std::max(r.diskGbps, r.decodeReadGbps);
   const double memoryBytes = static_cast<double>(r.plan.denseBytesPerToken + r.plan.expertBytesPerToken);
-  const double limitSeconds = std::max(r.bytesReadPerToken / (diskGbps * 1e9), memoryBytes / (r.memGbps * 1e9));
-  r.limitTokS = 1.0 / limitSeconds;
-  r.ratio = r.tokS / r.limitTokS;
-  r.peakRssBytes = procStatusBytes("VmHWM");
+  // Each segment against its own limit; the medians resist a segment another tenant slowed.
+  std::vector<double> limits, ratios;
+  for (const Segment& segment : segments) {
+    const double readPerToken = static_cast<double>(segment.bytesRead) / segment.tokens;
+    const double limitSeconds =
+        std::max(readPerToken / (diskGbps * 1e9), memoryBytes / (segment.memGbps * 1e9));
+    limits.push_back(1.0 / limitSeconds);
+    ratios.push_back(segment.tokens / segment.seconds * limitSeconds);
+  }
+  r.limitTokS = median(limits);
+  r.ratio = median(ratios);
+  r.segments = static_cast<int>(segments.size());
+  r.memGbps = median(bandwidth.samples());
+  r.memGbpsMin = *std::min_element(bandwidth.samples().begin(), bandwidth.samples().end());
+  r.memGbpsMax = *std::max_element(bandwidth.samples().begin(), bandwidth.samples().end());
+  r.peakRssBytes = procStatusBytes("VmHWM") - bandwidth.residentBytes();
   return r;
 }
 
