@@ -437,6 +437,22 @@ class TestSpeculation : public QObject {
     QVERIFY(!spec::SpeculationTuner(s).allows(DrafterKind::Mtp));
   }
 
+  // The first verdict weighs the warm-up rounds alike: one slow first round (a prompt's MTP
+  // catch-up, cold caches) among fast ones does not pause a drafter that wins on the rest.
+  void tunerWeighsEarlyRoundsAlike() {
+    SpeculationSettings s;
+    spec::SpeculationTuner tuner(s);
+    using spec::DrafterKind;
+    tuner.recordPlain(0.010);
+    tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.060);
+    for (int i = 0; i < 3; ++i) tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.005);
+    // 3 tokens per (60 + 3 x 5) / 4 ms against 10 ms a token: 1.6x.
+    QVERIFY(tuner.allows(DrafterKind::Mtp));
+    for (const DrafterStats& d : tuner.stats())
+      if (d.name == "mtp")
+        QVERIFY2(std::abs(d.speedup - 1.6) < 1e-9, qPrintable(QString::number(d.speedup)));
+  }
+
   // Draft length (the MTP chain's depth, the n-grams' longest draft): in Auto it is capped
   // where measured acceptance per draft position and measured round time per draft length give
   // the most tokens per second; every kDepthProbeEvery-th round of the drafter drafts the full

@@ -36,8 +36,13 @@ constexpr int64_t kPlainSampleEvery = 128;  // tokens between plain measurements
 constexpr double kDepthDecay = 0.97;        // per round: position counts remember ~30 rounds
 constexpr double kDepthEvidence = 3.0;      // (decayed) verifications before a position counts
 
+// A running mean of the first 1 / kSmoothing samples, then an exponential moving average, so
+// every early sample weighs the same. An average seeded with the first sample alone let that
+// one decide the first verdicts (after 4 rounds it still weighed 73 %), and a reply's first
+// round is its least typical: it pays the MTP layer's catch-up on the prompt and cold caches.
 void average(double& mean, double sample, int64_t samples) {
-  mean = samples == 0 ? sample : mean + kSmoothing * (sample - mean);
+  const double weight = std::max(kSmoothing, 1.0 / static_cast<double>(samples + 1));
+  mean += weight * (sample - mean);
 }
 }  // namespace
 
