@@ -74,6 +74,13 @@ std::unique_ptr<Engine> openTiny(const SpeculationSettings& speculation,
   return Engine::open(tinyModel(), settings);
 }
 
+// The engine's first plain step is not a sample (a slow one here: were it counted, every
+// verdict below would change); then plain steps of `seconds`.
+void measurePlain(spec::SpeculationTuner& tuner, double seconds) {
+  tuner.recordPlain(1.0);
+  tuner.recordPlain(seconds);
+}
+
 std::vector<char> fileBytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -418,7 +425,7 @@ class TestSpeculation : public QObject {
     SpeculationSettings s;
     spec::SpeculationTuner tuner(s);
     using spec::DrafterKind;
-    tuner.recordPlain(0.010);
+    measurePlain(tuner, 0.010);
     for (int i = 0; i < 8; ++i) tuner.recordRound(DrafterKind::Ngram, 4, 0, 1, 0.012);  // 1 token / 12 ms
     QVERIFY(!tuner.allows(DrafterKind::Ngram));
     for (int i = 0; i < 8; ++i) tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.014);  // 3 / 14 ms
@@ -430,7 +437,7 @@ class TestSpeculation : public QObject {
 
     s.ngram = DrafterMode::On;
     spec::SpeculationTuner forced(s);
-    forced.recordPlain(0.010);
+    measurePlain(forced, 0.010);
     for (int i = 0; i < 20; ++i) forced.recordRound(DrafterKind::Ngram, 4, 0, 1, 0.050);
     QVERIFY(forced.allows(DrafterKind::Ngram));
     s.mtp = DrafterMode::Off;
@@ -443,7 +450,7 @@ class TestSpeculation : public QObject {
     SpeculationSettings s;
     spec::SpeculationTuner tuner(s);
     using spec::DrafterKind;
-    tuner.recordPlain(0.010);
+    measurePlain(tuner, 0.010);
     tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.060);
     for (int i = 0; i < 3; ++i) tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.005);
     // 3 tokens per (60 + 3 x 5) / 4 ms against 10 ms a token: 1.6x.
@@ -451,6 +458,23 @@ class TestSpeculation : public QObject {
     for (const DrafterStats& d : tuner.stats())
       if (d.name == "mtp")
         QVERIFY2(std::abs(d.speedup - 1.6) < 1e-9, qPrintable(QString::number(d.speedup)));
+  }
+
+  // Drafting waits for three plain steps after the engine's first (one-time costs), which
+  // does not count: ten times slower, it would make every drafter look faster.
+  void tunerMeasuresPlainStepsAfterTheFirst() {
+    SpeculationSettings s;
+    spec::SpeculationTuner tuner(s);
+    using spec::DrafterKind;
+    QVERIFY(tuner.wantsPlainSample());
+    tuner.recordPlain(0.100);
+    for (int i = 0; i < 3; ++i) {
+      QVERIFY(tuner.wantsPlainSample());
+      tuner.recordPlain(0.010);
+    }
+    QVERIFY(!tuner.wantsPlainSample());
+    for (int i = 0; i < 4; ++i) tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.040);  // 0.75x
+    QVERIFY(!tuner.allows(DrafterKind::Mtp));
   }
 
   // Draft length (the MTP chain's depth, the n-grams' longest draft): in Auto it is capped
@@ -497,7 +521,7 @@ class TestSpeculation : public QObject {
       }
     };
     spec::SpeculationTuner tuner(s);
-    tuner.recordPlain(0.010);
+    measurePlain(tuner, 0.010);
     feed(tuner, 40, 0.9, 0.1, 5);
     QCOMPARE(lengthNow(tuner), 1);
     QCOMPARE(statsOf(tuner).depth, 1);
@@ -515,14 +539,14 @@ class TestSpeculation : public QObject {
 
     // Drafts nearly always kept and cheap extra rows: the whole length pays.
     spec::SpeculationTuner good(s);
-    good.recordPlain(0.010);
+    measurePlain(good, 0.010);
     feed(good, 40, 0.95, 0.95, 1);
     QCOMPARE(lengthNow(good), 4);
 
     // Forced on: the setting, whatever was measured.
     (mtp ? s.mtp : s.ngram) = DrafterMode::On;
     spec::SpeculationTuner forced(s);
-    forced.recordPlain(0.010);
+    measurePlain(forced, 0.010);
     feed(forced, 40, 0.9, 0.1, 5);
     QCOMPARE(lengthNow(forced), 4);
     QCOMPARE(statsOf(forced).depth, 4);

@@ -33,6 +33,11 @@ constexpr int64_t kProbeRounds = 2;       // rounds before a verdict on a drafte
 constexpr int64_t kFirstPause = 128;      // tokens before the first probe
 constexpr int64_t kLongestPause = 4096;
 constexpr int64_t kPlainSampleEvery = 128;  // tokens between plain measurements
+// Plain steps measured before any drafting, after one more that is not measured: an engine's
+// first decode step pays one-time costs (the tiny model's: ~850 us against ~520 later), and as
+// the only sample it made a losing MTP head look 1.2-1.4x faster than plain decoding in a
+// fresh `strata-cli run`.
+constexpr int64_t kFirstPlainSamples = 3;
 constexpr double kDepthDecay = 0.97;        // per round: position counts remember ~30 rounds
 constexpr double kDepthEvidence = 3.0;      // (decayed) verifications before a position counts
 
@@ -161,16 +166,20 @@ int SpeculationTuner::tunedDepthLocked(DrafterKind kind, int most) const {
 
 bool SpeculationTuner::wantsPlainSample() const {
   std::lock_guard lock(mutex_);
-  return plainSteps_ == 0 || tokens_ - lastPlainAt_ >= kPlainSampleEvery;
+  return plainSteps_ < kFirstPlainSamples || tokens_ - lastPlainAt_ >= kPlainSampleEvery;
 }
 
 void SpeculationTuner::recordPlain(double seconds) {
   std::lock_guard lock(mutex_);
-  average(plainSeconds_, seconds, plainSteps_++);
   // The clock that ends pauses runs only while speculation is allowed at all.
   if (settings_.mtp != DrafterMode::Off || settings_.ngram != DrafterMode::Off ||
       settings_.grammar != DrafterMode::Off)
     ++tokens_;
+  if (!warmedUp_) {
+    warmedUp_ = true;
+    return;
+  }
+  average(plainSeconds_, seconds, plainSteps_++);
   lastPlainAt_ = tokens_;
 }
 

@@ -32,7 +32,7 @@ class SpeculationTuner {
   // lowered to the measured best for a drafter in Auto (every kDepthProbeEvery-th round of it
   // drafts the full length, so the later positions stay measured).
   SpeculationSettings draftSettings() const;
-  // A plain decoding step took `seconds` (one token).
+  // A plain decoding step took `seconds` (one token). The engine's first is not a sample.
   void recordPlain(double seconds);
   // Plain decoding has no recent measurement while drafters keep proposing: the caller should
   // run one plain step so the comparison stays fair as the context grows.
@@ -78,6 +78,7 @@ class SpeculationTuner {
   std::array<DepthStats, 2> depth_;  // MTP, n-grams (DrafterKind order)
   double plainSeconds_ = 0;      // EMA of a plain step
   int64_t plainSteps_ = 0;
+  bool warmedUp_ = false;        // the first plain step (one-time costs) has passed
   int64_t tokens_ = 0;           // tokens produced, plain or speculative (the tuner's clock)
   int64_t lastPlainAt_ = 0;      // tokens_ at the latest plain measurement
 };
