@@ -380,7 +380,10 @@ class TestEngineBridge : public QObject {
       QSignalSpy finished(&bridge, &EngineBridge::replyFinished);
       bridge.load(tinyModel());
       QVERIFY(loaded.wait(60000));
-      bridge.generate(capitalQuestion());
+      // A 48-token reply: enough rounds after the plain steps the tuner measures first.
+      GenerateRequest identity = capitalQuestion();
+      identity.messages.first().content = QStringLiteral("Who are you?");
+      bridge.generate(identity);
       QVERIFY(finished.wait(60000));
       const DrafterData* mtp =
           drafter(stats.last().first().value<SpeculationData>(), QStringLiteral("mtp"));
