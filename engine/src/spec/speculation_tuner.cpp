@@ -35,7 +35,7 @@ constexpr int64_t kLongestPause = 4096;
 constexpr int64_t kPlainSampleEvery = 128;  // tokens between plain measurements
 // Plain steps measured before any drafting, after one more that is not measured: an engine's
 // first decode step pays one-time costs (the tiny model's: ~850 us against ~520 later), and as
-// the only sample it made a losing MTP head look 1.2-1.4x faster than plain decoding in a
+// the only sample it made a losing MTP head look 1.1-1.4x faster than plain decoding in a
 // fresh `strata-cli run`.
 constexpr int64_t kFirstPlainSamples = 3;
 constexpr double kDepthDecay = 0.97;        // per round: position counts remember ~30 rounds
