@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "core/median.h"
 #include "io/container.h"
 #include "kernels/memory_bandwidth.h"
 #include "strata/error.h"
@@ -75,13 +76,6 @@ class BandwidthProbe {
   int64_t residentBytes_ = 0;
   std::vector<double> samples_;
 };
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
-                   values.end());
-  return values[values.size() / 2];
-}
 
 struct Segment {
   int tokens = 0;
@@ -242,10 +236,10 @@ DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
   std::vector<Segment> segments;
   std::vector<double> stepSeconds;
   double seconds = 0;
+  int64_t readSoFar = before.bytesRead;
   for (int done = 0; done < options.tokens;) {
     Segment segment;
     segment.tokens = std::min(kSegmentTokens, options.tokens - done);
-    const int64_t readBefore = engine->tierSnapshot().counters.bytesRead;
     start = Clock::now();
     for (int i = 0; i < segment.tokens; ++i) {
       const auto stepStart = Clock::now();
@@ -254,7 +248,9 @@ DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
       stepSeconds.push_back(secondsSince(stepStart));
     }
     segment.seconds = secondsSince(start);
-    segment.bytesRead = engine->tierSnapshot().counters.bytesRead - readBefore;
+    const int64_t read = engine->tierSnapshot().counters.bytesRead;
+    segment.bytesRead = read - readSoFar;
+    readSoFar = read;
     const double probeBefore = bandwidth.samples().back();
     segment.memGbps = (probeBefore + bandwidth.measure()) / 2;
     segments.push_back(segment);
@@ -285,15 +281,15 @@ DecodeBenchResult benchDecode(const DecodeBenchOptions& options,
                          : 0.0;
   r.guessesDroppedPerToken = static_cast<double>(after.guessesDropped - before.guessesDropped) / options.tokens;
   r.tokS = options.tokens / seconds;
-  // The disk delivered at least what it read while decoding (a virtual disk's host cache can
-  // beat the probe above): the limit takes the larger, so it is never set below reality.
   r.decodeReadGbps = static_cast<double>(after.bytesRead - before.bytesRead) / seconds / 1e9;
-  const double diskGbps = std::max(r.diskGbps, r.decodeReadGbps);
   const double memoryBytes = static_cast<double>(r.plan.denseBytesPerToken + r.plan.expertBytesPerToken);
   // Each segment against its own limit; the medians resist a segment another tenant slowed.
+  // The disk delivered at least what it read in the segment (a virtual disk's host cache can
+  // beat the probe above): its limit takes the larger, so it is never set below reality.
   std::vector<double> limits, ratios;
   for (const Segment& segment : segments) {
     const double readPerToken = static_cast<double>(segment.bytesRead) / segment.tokens;
+    const double diskGbps = std::max(r.diskGbps, segment.bytesRead / segment.seconds / 1e9);
     const double limitSeconds =
         std::max(readPerToken / (diskGbps * 1e9), memoryBytes / (segment.memGbps * 1e9));
     limits.push_back(1.0 / limitSeconds);
