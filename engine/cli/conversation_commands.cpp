@@ -33,7 +33,7 @@ const std::vector<std::string> kConversationOptions = {
     "model",     "system",         "max-new",     "temperature",  "top-p",    "top-k",
     "min-p",     "repeat-penalty", "logit-bias",  "seed",         "no-think", "threads",
     "precision", "ram-gb",         "io",          "kv-precision", "grammar",  "json-schema",
-    "speculate", "mtp-depth",      "mtp-min-prob"};
+    "speculate", "mtp-depth",      "mtp-min-prob", "mtp-vocab"};
 
 // --grammar FILE (GBNF) or --json-schema FILE: every reply must follow it. Read before the
 // model opens, so a bad file fails at once, its message naming the file.

@@ -33,6 +33,7 @@ const std::vector<Command>& commands() {
             [--io direct|buffered|uring] [--kv-precision f32|bf16|f16]
             [--grammar FILE.gbnf | --json-schema FILE.json]
             [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P]
+            [--mtp-vocab F]
             One answer to a prompt, rendered with the GLM chat format. The answer goes to
             stdout; the thinking and a speed line go to stderr. --ram-gb: the memory budget; the
             experts of a Strata container then stream from disk, a Hugging Face folder is held
@@ -43,7 +44,9 @@ const std::vector<Command>& commands() {
             (default) keeps each drafter only while it measurably wins, a list forces those
             drafters on; the speed line shows tokens per pass and each drafter's acceptance.
             --mtp-depth: most MTP draft tokens per pass (default 3); --mtp-min-prob: a chain
-            stops before a draft token the MTP head gives less than P (default 0.8; 0: never).)"},
+            stops before a draft token the MTP head gives less than P (default 0.8; 0: never);
+            --mtp-vocab: MTP drafts come from this share of the vocabulary, its first ids,
+            plus special tokens and the conversation's (default 0.25; 1: all).)"},
       {"chat", {"no-think"}, strata::cli::runChat,
        R"(chat      --model DIR [same options as run, without --prompt] [--session FILE]
             Multi-turn chat in the terminal; each turn reuses the KV cache of the ones before.
@@ -93,8 +96,8 @@ const std::vector<Command>& commands() {
             routing trace that `bench cache` replays.)"},
       {"bench spec", {"json"}, strata::cli::runBenchSpec,
        R"(bench spec --model DIR [--prompts FILE.jsonl] [--modes ram,stream] [--count N]
-            [--tokens N] [--repeats N] [--depth N] [--mtp-min-prob P] [--expert-fraction F]
-            [--work DIR] [--threads N] [--json]
+            [--tokens N] [--repeats N] [--depth N] [--mtp-min-prob P] [--mtp-vocab F]
+            [--expert-fraction F] [--work DIR] [--threads N] [--json]
             Speculative decoding against plain decoding in the same run, greedy, on the
             model's eval prompts (DIR/eval.jsonl or --prompts): per drafter (mtp, ngram,
             grammar on the JSON prompts under a schema of their expected keys, and auto =
@@ -170,8 +173,8 @@ const std::vector<Command>& commands() {
        R"(serve     --model DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--slots N]
             [--queue N] [--model-id NAME] [--max-body-bytes N] [--max-prompt-tokens N]
             [--timeout-s S] [--cors] [--threads N] [--ram-gb X] [--io direct|buffered|uring]
-            [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P] [--batch auto|on|off]
-            [--prefill-chunk N]
+            [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P] [--mtp-vocab F]
+            [--batch auto|on|off] [--prefill-chunk N]
             OpenAI-compatible HTTP server: GET /health, GET /v1/models, POST
             /v1/chat/completions and /v1/completions (streaming with SSE). Loopback by default;
             port 0 picks a free port. Prints "listening on http://HOST:PORT"; SIGINT or SIGTERM

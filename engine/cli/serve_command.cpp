@@ -52,7 +52,7 @@ server::ServerSettings serverSettings(const Args& args, const std::filesystem::p
 int runServe(const Args& args) {
   args.allowOnly({"model", "model-id", "host", "port", "api-key", "slots", "queue", "ram-gb", "io",
                   "threads", "max-body-bytes", "max-prompt-tokens", "timeout-s", "cors", "speculate",
-                  "mtp-depth", "mtp-min-prob", "prefill-chunk", "batch"});
+                  "mtp-depth", "mtp-min-prob", "mtp-vocab", "prefill-chunk", "batch"});
   const std::filesystem::path model = args.require("model");
   const server::ServerSettings settings = serverSettings(args, model);
   EngineSettings engineSettings;

@@ -12,7 +12,7 @@ namespace strata::cli {
 
 int runBenchSpec(const Args& args) {
   args.allowOnly({"model", "prompts", "modes", "count", "tokens", "repeats", "depth",
-                  "mtp-min-prob", "expert-fraction", "work", "threads", "json"});
+                  "mtp-min-prob", "mtp-vocab", "expert-fraction", "work", "threads", "json"});
   SpecBenchOptions o;
   o.model = args.require("model");
   o.prompts = args.get("prompts", "");
@@ -24,6 +24,8 @@ int runBenchSpec(const Args& args) {
   o.repeats = parseInt(args.get("repeats", "3"), "--repeats");
   o.mtpDepth = parseInt(args.get("depth", "3"), "--depth");
   if (args.has("mtp-min-prob")) o.mtpMinProbability = parseDouble(args.require("mtp-min-prob"), "--mtp-min-prob");
+  if (args.has("mtp-vocab"))
+    o.mtpDraftVocabulary = parseDouble(args.require("mtp-vocab"), "--mtp-vocab");
   o.streamExpertFraction = parseDouble(args.get("expert-fraction", "0.25"), "--expert-fraction");
   if (o.streamExpertFraction <= 0 || o.streamExpertFraction >= 1)
     throw UsageError("--expert-fraction must be in (0, 1): streaming needs a cache smaller than the experts");

@@ -1,5 +1,6 @@
 #pragma once
-// --speculate, --mtp-depth and --mtp-min-prob for the commands that generate (run, chat, serve).
+// --speculate, --mtp-depth, --mtp-min-prob and --mtp-vocab for the commands that generate (run,
+// chat, serve).
 #include <sstream>
 #include <string>
 
@@ -9,7 +10,8 @@
 
 namespace strata::cli {
 
-inline const char* kSpeculationOptionsUsage = "[--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P]";
+inline const char* kSpeculationOptionsUsage =
+    "[--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P] [--mtp-vocab F]";
 
 // auto (default): every drafter self-tuning; off: plain decoding; a list: those drafters
 // always on, the others off.
@@ -30,10 +32,12 @@ inline void applySpeculationOptions(const Args& args, SpeculationSettings& s) {
   if (args.has("mtp-depth")) s.mtpDepth = parseInt(args.require("mtp-depth"), "--mtp-depth");
   if (args.has("mtp-min-prob"))
     s.mtpMinProbability = parseDouble(args.require("mtp-min-prob"), "--mtp-min-prob");
+  if (args.has("mtp-vocab"))
+    s.mtpDraftVocabulary = parseDouble(args.require("mtp-vocab"), "--mtp-vocab");
   try {
     validateSpeculationSettings(s);
   } catch (const Error& e) {
-    throw UsageError(std::string("--mtp-depth/--mtp-min-prob: ") + e.what());
+    throw UsageError(std::string("--mtp-depth/--mtp-min-prob/--mtp-vocab: ") + e.what());
   }
 }
 

@@ -478,6 +478,50 @@ class TestKernels : public QObject {
     }
   }
 
+  // matmulRows (a draft's logits over its vocabulary) writes exactly matmul's numbers in the
+  // listed rows, whichever thread's share they fall in, and leaves every other output alone.
+  void matmulRowsComputesTheListedRowsOnly_data() {
+    QTest::addColumn<int>("rows");
+    QTest::newRow("one thread") << 40;
+    QTest::newRow("above the parallel threshold") << 700;
+  }
+  void matmulRowsComputesTheListedRowsOnly() {
+    QFETCH(int, rows);
+    const int cols = 256;
+    const auto x = randomValues(cols, 71);
+    std::vector<kernels::Matrix> matrices;
+    matrices.push_back(kernels::Matrix::fromF32(rows, cols, randomValues(size_t(rows) * cols, 72)));
+    matrices.push_back(kernels::Matrix::toBf16(rows, cols, randomValues(size_t(rows) * cols, 73)));
+    for (IntFormat f : {IntFormat::Int8, IntFormat::Int4})
+      matrices.push_back(kernels::Matrix::fromQuantized(
+          quant::quantizeMatrix(randomValues(size_t(rows) * cols, 74).data(), rows, cols, f, 128)));
+    const std::vector<kernels::RowRange> listed{
+        {0, rows / 4}, {rows / 3, rows / 3 + 1}, {rows / 2, rows / 2 + 3}, {rows - 2, rows}};
+    for (const bool integer : {false, true}) {
+      kernels::KernelConfig config;
+      if (integer) config = {true, kernels::intKernels(kernels::bestIntPath())};
+      for (const kernels::Matrix& m : matrices) {
+        std::vector<float> all(static_cast<size_t>(rows));
+        kernels::matmul(m, x.data(), 1, all.data(), config);
+        std::vector<float> some(static_cast<size_t>(rows), -1.0f);
+        kernels::matmulRows(m, x.data(), 1, listed, some.data(), config);
+        for (int r = 0; r < rows; ++r) {
+          const bool inList = std::any_of(listed.begin(), listed.end(), [&](const auto& range) {
+            return r >= range.begin && r < range.end;
+          });
+          const float expected = inList ? all[size_t(r)] : -1.0f;
+          QVERIFY2(std::memcmp(&some[size_t(r)], &expected, sizeof(float)) == 0,
+                   qPrintable(QString("row %1 (listed %2, integer %3): %4, expected %5")
+                                  .arg(r)
+                                  .arg(inList)
+                                  .arg(integer)
+                                  .arg(some[size_t(r)])
+                                  .arg(expected)));
+        }
+      }
+    }
+  }
+
   // addScaledRow (attention's weighted sums of cached latents): each output gains its own
   // scale times the row, read with the given scale stride, whatever the width (vector tails)
   // and output count; outputs past n are left alone.

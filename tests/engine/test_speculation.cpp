@@ -12,14 +12,14 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli_runner.h"
 #include "fixtures.h"
+#include "spec/draft_vocabulary.h"
 #include "spec/ngram_drafter.h"
 #include "spec/speculation_tuner.h"
 #include "strata/chat.h"
@@ -306,6 +306,76 @@ class TestSpeculation : public QObject {
     }
   }
 
+  // A draft vocabulary lists the ids below its common share, the special ids and the
+  // conversation's, as sorted disjoint ranges; it reads only new tokens, and again those after
+  // a forgotten point.
+  void draftVocabularyListsItsTokens() {
+    using Ranges = std::vector<std::pair<int64_t, int64_t>>;
+    const auto ranges = [](std::span<const kernels::RowRange> rows) {
+      Ranges out;
+      for (const kernels::RowRange& r : rows) out.emplace_back(r.begin, r.end);
+      return out;
+    };
+    spec::DraftVocabulary vocabulary(100, {99, 42, 5});
+    std::vector<int32_t> sequence{3, 50, 51, 12, 50};
+    QCOMPARE(ranges(vocabulary.rows(sequence, 10)),
+             (Ranges{{0, 10}, {12, 13}, {42, 43}, {50, 52}, {99, 100}}));
+    sequence.insert(sequence.end(), {52, 70, 7});
+    QCOMPARE(ranges(vocabulary.rows(sequence, 10)),
+             (Ranges{{0, 10}, {12, 13}, {42, 43}, {50, 53}, {70, 71}, {99, 100}}));
+    QCOMPARE(ranges(vocabulary.rows(sequence, 0)),
+             (Ranges{{3, 4}, {5, 6}, {7, 8}, {12, 13}, {42, 43}, {50, 53}, {70, 71}, {99, 100}}));
+    QCOMPARE(ranges(vocabulary.rows(sequence, 100)), (Ranges{{0, 100}}));
+    // The conversation is cut to 2 tokens and goes on differently.
+    vocabulary.rows(sequence, 10);
+    sequence.resize(2);
+    vocabulary.forget(2);
+    sequence.push_back(80);
+    QCOMPARE(ranges(vocabulary.rows(sequence, 10)),
+             (Ranges{{0, 10}, {12, 13}, {42, 43}, {50, 53}, {70, 71}, {80, 81}, {99, 100}}));
+  }
+
+  // MTP drafts come from the draft vocabulary. With a share of 0 that is the special tokens and
+  // the conversation's, so a depth-1 draft is kept only where the reply repeats one of those;
+  // with the whole vocabulary the head's guesses of new tokens are kept too (greedy drafts are
+  // deterministic: the same drafts would keep the same count). The reply is plain decoding's
+  // either way.
+  void mtpDraftsFromItsVocabulary() {
+    auto plain = openTiny(only("none"));
+    const auto prompts = evalPrompts(*plain, 6);
+    const Tokenizer& tokenizer = *plain->tokenizer();
+    int64_t repeats = 0;  // reply tokens that are special or were in the conversation before
+    std::vector<std::vector<int32_t>> expected;
+    for (const auto& prompt : prompts) {
+      expected.push_back(plain->newSession()->generate(prompt, options(0, 24)).tokens);
+      std::vector<int32_t> seen = prompt;
+      for (int32_t t : expected.back()) {
+        if (tokenizer.isSpecial(t) || std::find(seen.begin(), seen.end(), t) != seen.end())
+          ++repeats;
+        seen.push_back(t);
+      }
+    }
+    std::vector<int64_t> accepted;
+    for (const double share : {0.0, 1.0}) {
+      SpeculationSettings s = only("mtp", 1);
+      s.mtpDraftVocabulary = share;
+      auto engine = openTiny(s);
+      int64_t kept = 0;
+      for (size_t i = 0; i < prompts.size(); ++i) {
+        const GenerateResult r = engine->newSession()->generate(prompts[i], options(0, 24));
+        QCOMPARE(r.tokens, expected[i]);
+        kept += r.speculation.accepted;
+      }
+      accepted.push_back(kept);
+    }
+    qInfo("kept drafts: %lld from the conversation's tokens, %lld from all; %lld repeats",
+          static_cast<long long>(accepted[0]), static_cast<long long>(accepted[1]),
+          static_cast<long long>(repeats));
+    QVERIFY(accepted[0] > 0);
+    QVERIFY(accepted[0] <= repeats);
+    QVERIFY(accepted[1] > accepted[0]);
+  }
+
   // The MTP chain stops at a draft token the head is unsure of: with the minimum probability at
   // 1 every round drafts one token; at 0 every round drafts the full depth (but where fewer
   // tokens were left to generate); in between, fewer than at 0. Output is plain decoding's
@@ -580,6 +650,9 @@ class TestSpeculation : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, validateSpeculationSettings(s));
     s = {};
     s.mtpMinProbability = 1.5;
+    QVERIFY_THROWS_EXCEPTION(Error, validateSpeculationSettings(s));
+    s = {};
+    s.mtpDraftVocabulary = -0.1;
     QVERIFY_THROWS_EXCEPTION(Error, validateSpeculationSettings(s));
     s = {};
     s.ngramMaxDraft = 100;

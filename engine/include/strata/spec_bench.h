@@ -24,6 +24,7 @@ struct SpecBenchOptions {
   int repeats = 3;
   int mtpDepth = 3;
   double mtpMinProbability = SpeculationSettings{}.mtpMinProbability;
+  double mtpDraftVocabulary = SpeculationSettings{}.mtpDraftVocabulary;
   double streamExpertFraction = 0.25;  // stream mode: cache for this fraction of the experts
   std::filesystem::path workDirectory;  // stream mode converts a checkpoint here (empty: temp)
   EngineSettings settings;             // threads, precision, kernels

@@ -35,6 +35,11 @@ struct SpeculationSettings {
   // chain step after it cost as much as a kept one's. 0: always mtpDepth tokens. Argmax drafts
   // only (sampled drafts are accepted by probability already). 0..1.
   double mtpMinProbability = 0.8;
+  // The share of the vocabulary MTP drafts come from: its first ids (byte-level BPE numbers
+  // tokens in merge order, frequent ones first), plus the special tokens and every token of
+  // the conversation (spec/draft_vocabulary.h). A draft's lm_head pass then reads this share of
+  // the lm_head only. 1: the whole vocabulary. 0..1.
+  double mtpDraftVocabulary = 0.25;
   int ngramMaxDraft = 8;   // longest n-gram draft, 1..32
   int ngramMinMatch = 2;   // tokens that must match before a draft is proposed, 1..8
   // Sample MTP drafts at temperature > 0 and verify them by rejection sampling (higher

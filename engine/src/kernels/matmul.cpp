@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -99,6 +100,27 @@ void matmulMany(std::initializer_list<MatmulOutput> outputs, const float* x, int
       products.emplace_back(o.w, products.front(), o.y);
   }
   computeRows(products);
+}
+
+void matmulRows(const Matrix& w, const float* x, int64_t n, std::span<const RowRange> rows,
+                float* y, const KernelConfig& config) {
+  const RowProduct product(w, x, n, y, config.integerActivations, config.intKernels);
+  int64_t total = 0;
+  for (const RowRange& r : rows) total += r.end - r.begin;
+#pragma omp parallel if (total * w.cols() * n >= kParallelThreshold)
+  {
+    std::vector<float> scratch;
+    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    // This thread's share of the listed rows, counted across the ranges in order.
+    const int64_t first = total * thread / threads, last = total * (thread + 1) / threads;
+    int64_t offset = 0;  // listed rows before range r
+    for (const RowRange& r : rows) {
+      const int64_t begin = std::max(first, offset), end = std::min(last, offset + r.end - r.begin);
+      if (begin < end)
+        product.computeRows(r.begin + begin - offset, r.begin + end - offset, scratch);
+      offset += r.end - r.begin;
+    }
+  }
 }
 
 }  // namespace strata::kernels

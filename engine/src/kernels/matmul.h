@@ -40,6 +40,16 @@ struct MatmulOutput {
 void matmulMany(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n,
                 const KernelConfig& config = {});
 
+// Output rows begin .. end - 1.
+struct RowRange {
+  int64_t begin, end;
+};
+// matmul() for the listed output rows only (y's other entries are left as they are), the rows
+// split evenly across threads whatever ranges hold them: a draft's logits over its draft
+// vocabulary (spec/draft_vocabulary.h). Each computed entry is exactly what matmul() gives.
+void matmulRows(const Matrix& w, const float* x, int64_t n, std::span<const RowRange> rows,
+                float* y, const KernelConfig& config = {});
+
 // The rows of every product, split across threads in one parallel region when their work
 // reaches kParallelThreshold.
 void computeRows(std::span<const RowProduct> products);

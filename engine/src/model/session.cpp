@@ -28,7 +28,8 @@ SessionImpl::SessionImpl(const SessionEnvironment& environment)
       tokenizer_(environment.tokenizer),
       cache_(transformer_.newCache(environment.kvPrecision)) {
   if (tokenizer_) grammarDrafter_.emplace(*tokenizer_);
-  if (transformer_.config().hasMtp()) mtp_.emplace(transformer_, environment.kvPrecision);
+  if (transformer_.config().hasMtp())
+    mtp_.emplace(transformer_, environment.kvPrecision, tokenizer_);
 }
 
 SessionImpl::SessionImpl(const SessionEnvironment& environment, kv::KvFileState state)

@@ -1,5 +1,6 @@
 #include "model/transformer.h"
 
+#include <limits>
 #include <string>
 
 #include "kernels/matmul.h"
@@ -124,6 +125,14 @@ void Transformer::forgetRouting(const kv::KvCache& cache, int64_t length) const 
 std::vector<float> Transformer::logits(const float* normedHidden, int64_t rows) const {
   std::vector<float> out(static_cast<size_t>(rows * config().vocabSize));
   kernels::matmul(weights_.lmHead, normedHidden, rows, out.data(), context_.kernels);
+  return out;
+}
+
+std::vector<float> Transformer::logitsOver(const float* normedHidden,
+                                           std::span<const kernels::RowRange> tokens) const {
+  std::vector<float> out(static_cast<size_t>(config().vocabSize),
+                         -std::numeric_limits<float>::infinity());
+  kernels::matmulRows(weights_.lmHead, normedHidden, 1, tokens, out.data(), context_.kernels);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/matmul.h"
 #include "kv/kv_cache.h"
 #include "model/layer_context.h"
 #include "model/moe.h"
@@ -42,6 +43,10 @@ class Transformer {
 
   // lm_head over final-normed hidden states: [rows x vocab].
   std::vector<float> logits(const float* normedHidden, int64_t rows) const;
+  // The same for one row over the listed tokens only; every other logit is -inf (a draft's
+  // vocabulary: spec/draft_vocabulary.h). The listed logits equal logits()'s.
+  std::vector<float> logitsOver(const float* normedHidden,
+                                std::span<const kernels::RowRange> tokens) const;
 
   // The MTP layer (§4) for consecutive positions p = mtpCache.length(), ...: row i combines the
   // main model's final-normed hidden at p (hidden[i]) with the embedding of token p+1

@@ -20,10 +20,22 @@ double probabilityOf(std::span<const float> logits, int32_t token) {
   for (float l : logits) sum += std::exp(static_cast<double>(l - top));
   return std::exp(static_cast<double>(logits[static_cast<size_t>(token)] - top)) / sum;
 }
+
+// The ends of turns from the model's config and the tokenizer's special tokens.
+std::vector<int32_t> specialTokens(const model::ModelConfig& config, const Tokenizer* tokenizer) {
+  std::vector<int32_t> ids(config.eosTokenIds.begin(), config.eosTokenIds.end());
+  if (tokenizer)
+    for (int32_t id = 0; id < tokenizer->vocabSize(); ++id)
+      if (tokenizer->isSpecial(id)) ids.push_back(id);
+  return ids;
+}
 }  // namespace
 
-MtpDrafter::MtpDrafter(const model::Transformer& transformer, KvPrecision precision)
-    : transformer_(transformer), cache_(transformer.newMtpCache(precision)) {}
+MtpDrafter::MtpDrafter(const model::Transformer& transformer, KvPrecision precision,
+                       const Tokenizer* tokenizer)
+    : transformer_(transformer),
+      cache_(transformer.newMtpCache(precision)),
+      vocabulary_(transformer.config().vocabSize, specialTokens(transformer.config(), tokenizer)) {}
 
 int64_t MtpDrafter::pendingRows() const {
   return static_cast<int64_t>(pending_.size()) / transformer_.config().hiddenSize;
@@ -58,6 +70,7 @@ void MtpDrafter::observe(int64_t firstPosition, std::span<const float> hidden, i
 }
 
 void MtpDrafter::truncate(int64_t tokens) {
+  vocabulary_.forget(tokens);
   // Cache row p used token p+1: rows p <= tokens - 2 stay. Hidden at p needs tokens <= p only.
   const int64_t keepRows = std::max<int64_t>(0, tokens - 1 - origin_);
   if (keepRows < cache_.length()) cache_.truncate(keepRows);
@@ -106,8 +119,12 @@ Draft MtpDrafter::draft(const DraftRequest& request) {
   if (grammar) constraint.emplace(*grammar);
   std::vector<int32_t> history;  // what the sampler's penalties see (sampled drafts only)
   if (sampled) history.assign(sequence.begin(), sequence.end());
+  const int64_t vocab = transformer_.config().vocabSize;
+  const auto common = static_cast<int64_t>(std::ceil(request.settings.mtpDraftVocabulary * vocab));
+  const std::span<const kernels::RowRange> tokens = vocabulary_.rows(sequence, common);
   for (int j = 0; j < depth; ++j) {
-    std::vector<float> logits = transformer_.logits(z.data(), 1);
+    std::vector<float> logits = common >= vocab ? transformer_.logits(z.data(), 1)
+                                                : transformer_.logitsOver(z.data(), tokens);
     if (constraint) {
       constraint->mask(logits);
       if (std::all_of(logits.begin(), logits.end(),

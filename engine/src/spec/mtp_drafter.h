@@ -16,13 +16,17 @@
 
 #include "kv/kv_cache.h"
 #include "model/transformer.h"
+#include "spec/draft_vocabulary.h"
 #include "spec/drafter.h"
+#include "strata/tokenizer.h"
 
 namespace strata::spec {
 
 class MtpDrafter final : public Drafter {
  public:
-  MtpDrafter(const model::Transformer& transformer, KvPrecision precision);
+  // `tokenizer` (may be null) names the special tokens every draft vocabulary keeps.
+  MtpDrafter(const model::Transformer& transformer, KvPrecision precision,
+             const Tokenizer* tokenizer);
 
   // Final-normed hidden states of the main model for positions first, first+1, ...
   // `maxRows` caps what waits to be run (only the newest are kept): catching up on a long
@@ -34,9 +38,10 @@ class MtpDrafter final : public Drafter {
   DrafterKind kind() const override { return DrafterKind::Mtp; }
   // Up to settings.mtpDepth tokens after the newest, whose predecessor's hidden state must
   // have been observed; argmax drafts after the first stop at one the head is unsure of
-  // (settings.mtpMinProbability); the grammar, when given, masks them. Empty when the hidden
-  // states are not there. The MTP head's argmax, or with settings.sampledMtpDrafts and
-  // temperature > 0 drawn by the sampler, q filled for rejection sampling.
+  // (settings.mtpMinProbability); the grammar, when given, masks them. Drafted from
+  // settings.mtpDraftVocabulary of the vocabulary. Empty when the hidden states are not there. The
+  // MTP head's argmax, or with settings.sampledMtpDrafts and temperature > 0 drawn by the sampler,
+  // q filled for rejection sampling.
   Draft draft(const DraftRequest& request) override;
 
   // Low-level access for Session::appendMtp (diagnostics and reference checks).
@@ -51,6 +56,7 @@ class MtpDrafter final : public Drafter {
 
   const model::Transformer& transformer_;
   kv::KvCache cache_;
+  DraftVocabulary vocabulary_;
   int64_t origin_ = 0;          // absolute position of the MTP cache's row 0
   std::vector<float> pending_;  // observed hidden rows not yet run through the MTP layer
   int64_t pendingStart_ = 0;    // absolute position of pending_'s first row

@@ -116,6 +116,7 @@ SpeculationSettings forced(const std::string& drafter, const SpecBenchOptions& o
   if (drafter == "grammar") s.grammar = DrafterMode::On;
   s.mtpDepth = options.mtpDepth;
   s.mtpMinProbability = options.mtpMinProbability;
+  s.mtpDraftVocabulary = options.mtpDraftVocabulary;
   return s;
 }
 
@@ -173,6 +174,7 @@ std::vector<SpecBenchRow> benchSpeculation(const SpecBenchOptions& options,
     SpeculationSettings autoSettings;
     autoSettings.mtpDepth = options.mtpDepth;
     autoSettings.mtpMinProbability = options.mtpMinProbability;
+    autoSettings.mtpDraftVocabulary = options.mtpDraftVocabulary;
     settings.speculation = autoSettings;
     auto tuned = Engine::open(modelDir, settings);  // its own tuner, settling from cold
     if (!engine->tokenizer()) throw Error(modelDir.string() + ": bench spec needs the model's tokenizer.json");

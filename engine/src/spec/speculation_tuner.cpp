@@ -19,6 +19,9 @@ void validateSpeculationSettings(const SpeculationSettings& s) {
           s.ngramMinMatch);
   if (!(s.mtpMinProbability >= 0.0 && s.mtpMinProbability <= 1.0))
     throw Error("mtp minimum probability: must be in [0, 1], got " + std::to_string(s.mtpMinProbability));
+  if (!(s.mtpDraftVocabulary >= 0.0 && s.mtpDraftVocabulary <= 1.0))
+    throw Error("mtp draft vocabulary: must be a share in [0, 1], got " +
+                std::to_string(s.mtpDraftVocabulary));
 }
 
 double SpeculationSummary::tokensPerForward() const {
