@@ -424,16 +424,22 @@ class TestSpeculation : public QObject {
   }
 
   // Rejection sampling keeps the target distribution: drafts drawn from a different q, the
-  // verified tokens' histogram against p by chi-square (6 tokens, 5 degrees of freedom).
+  // verified tokens' histogram against p by chi-square (6 tokens, 5 degrees of freedom). Also
+  // with q zero where p is not, as an MTP head drafting from its draft vocabulary gives.
   void rejectionSamplingIsExact_data() {
     QTest::addColumn<int>("topK");
     QTest::addColumn<float>("temperature");
-    QTest::newRow("full distribution") << 0 << 1.0f;
-    QTest::newRow("top-k 4, temperature 0.7") << 4 << 0.7f;
+    QTest::addColumn<QList<double>>("draftWeights");  // q, favouring what p does not
+    const QList<double> unlike{0.05, 0.3, 0.3, 0.05, 0.2, 0.1};
+    QTest::newRow("full distribution") << 0 << 1.0f << unlike;
+    QTest::newRow("top-k 4, temperature 0.7") << 4 << 0.7f << unlike;
+    QTest::newRow("q on three tokens, not p's likeliest")
+        << 0 << 1.0f << QList<double>{0.0, 0.5, 0.3, 0.0, 0.2, 0.0};
   }
   void rejectionSamplingIsExact() {
     QFETCH(int, topK);
     QFETCH(float, temperature);
+    QFETCH(QList<double>, draftWeights);
     const std::vector<float> logits{1.2f, 0.3f, -0.5f, 2.0f, 0.0f, -1.5f};
     SamplingParams params;
     params.temperature = temperature;
@@ -443,10 +449,11 @@ class TestSpeculation : public QObject {
     const std::vector<TokenProbability> p = target.distribution(logits, {});
     std::vector<double> expected(logits.size(), 0.0);
     for (const TokenProbability& t : p) expected[t.id] = t.p;
-    // A draft distribution unlike p: it favours what p does not.
-    const std::vector<TokenProbability> q{{0, 0.05}, {1, 0.3}, {2, 0.3}, {3, 0.05}, {4, 0.2}, {5, 0.1}};
+    std::vector<TokenProbability> q;  // the tokens q can draw
+    for (int t = 0; t < draftWeights.size(); ++t)
+      if (draftWeights[t] > 0) q.push_back({t, draftWeights[t]});
     std::mt19937_64 rng(1);
-    std::discrete_distribution<int> drawDraft({0.05, 0.3, 0.3, 0.05, 0.2, 0.1});
+    std::discrete_distribution<int> drawDraft(draftWeights.begin(), draftWeights.end());
     const int draws = 200000;
     std::vector<double> seen(logits.size(), 0.0);
     int accepted = 0;
