@@ -156,6 +156,40 @@ class TestForward : public QObject {
              ref.meta.at("mtp_top1").get<std::vector<int32_t>>());
   }
 
+  // A draft's catch-up form: the rows before the last only add their keys to the MTP cache.
+  // The last row's logits still match the reference, and so do those of later rows, which
+  // attend over the keys added without attention (indexer keys too, on the DSA fixtures).
+  void mtpKeysOnlyRowsMatchReference_data() { fixtureRows(); }
+  void mtpKeysOnlyRowsMatchReference() {
+    QFETCH(QString, name);
+    const Reference ref = Reference::load(name.toStdString());
+    auto engine = strata::Engine::open(ref.dir);
+    auto session = engine->newSession();
+    const auto step = session->append(ref.prompt);
+    const size_t rows = ref.prompt.size() - 1;
+    const size_t width = engine->info().hiddenSize;
+    const size_t vocab = engine->info().vocabSize;
+    const size_t first = rows / 2;
+    QVERIFY(first >= 2);
+    const std::vector<float> last = session->appendMtpLastRow({step.hidden.data(), first * width},
+                                                              {ref.prompt.data() + 1, first});
+    QCOMPARE(last.size(), vocab);
+    const auto rest =
+        session->appendMtp({step.hidden.data() + first * width, (rows - first) * width},
+                           {ref.prompt.data() + 1 + first, rows - first});
+    const float limit = kTolerance * fixtures::maxAbs(ref.mtpLogits);
+    const std::vector<float> expectedLast(ref.mtpLogits.begin() + (first - 1) * vocab,
+                                          ref.mtpLogits.begin() + first * vocab);
+    const std::vector<float> expectedRest(ref.mtpLogits.begin() + first * vocab,
+                                          ref.mtpLogits.end());
+    const float diffLast = fixtures::maxAbsDiff(last, expectedLast);
+    const float diffRest = fixtures::maxAbsDiff(rest, expectedRest);
+    QVERIFY2(diffLast <= limit,
+             qPrintable(QString("last row: max |Δ| %1 > %2").arg(diffLast).arg(limit)));
+    QVERIFY2(diffRest <= limit,
+             qPrintable(QString("later rows: max |Δ| %1 > %2").arg(diffRest).arg(limit)));
+  }
+
   // DSA must really prune: with index_topk small and a long prompt, forcing dense attention
   // reproduces the reference's dense logits and visibly differs from the pruned ones.
   void dsaPruningChangesLogits_data() {

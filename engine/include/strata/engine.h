@@ -155,6 +155,10 @@ class Session {
   // at position p = mtpLength() + i) with the token at p+1 (nextTokens[i]) and predicts p+2.
   virtual std::vector<float> appendMtp(std::span<const float> hidden,
                                        std::span<const int32_t> nextTokens) = 0;
+  // The same as a draft runs it: the last row's logits only [1 x vocab]; the rows before it
+  // only add their keys to the MTP cache (their attention and experts are skipped).
+  virtual std::vector<float> appendMtpLastRow(std::span<const float> hidden,
+                                              std::span<const int32_t> nextTokens) = 0;
 
   // Continues `context`, the whole conversation so far as token ids. The longest prefix of
   // it already in the KV cache is kept (a new turn reuses the previous ones), the rest is

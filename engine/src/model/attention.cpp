@@ -288,7 +288,42 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
   }
 }
 
+// The normalized latents and rope keys of `batch`'s rows from their kv_a products.
+void appendLatents(const ModelContext& ctx, const AttentionWeights& w, const float* kvA,
+                   const TokenBatch& batch, kv::LayerCache& cache) {
+  const int64_t latentDim = ctx.config.kvLoraRank, ropeDim = ctx.config.qkRopeHeadDim;
+  const int64_t n = batch.count;
+  std::vector<float> latent(static_cast<size_t>(n * latentDim)),
+      rope(static_cast<size_t>(n * ropeDim));
+  for (int64_t s = 0; s < n; ++s) {
+    const float* row = kvA + s * (latentDim + ropeDim);
+    rmsNorm(row, w.kvANorm.data(), latentDim, 1e-6f, latent.data() + s * latentDim);
+    float* kpe = rope.data() + s * ropeDim;
+    std::copy(row + latentDim, row + latentDim + ropeDim, kpe);
+    ctx.rope.apply(kpe, batch.position(s));
+  }
+  cache.latent.append(latent.data(), latent.size());  // rounded to the cache's precision
+  cache.ropeKey.append(rope.data(), rope.size());
+}
+
 }  // namespace
+
+void appendKeys(const ModelContext& ctx, const LayerWeights& layer, const float* x,
+                const TokenBatch& batch, kv::LayerCache& cache) {
+  const ModelConfig& c = ctx.config;
+  const AttentionWeights& w = layer.attention;
+  std::vector<float> kvA(static_cast<size_t>(batch.count * (c.kvLoraRank + c.qkRopeHeadDim)));
+  if (layer.indexer) {
+    std::vector<float> kRaw(static_cast<size_t>(batch.count * c.indexHeadDim));
+    kernels::matmulMany({{w.kvA, kvA.data()}, {layer.indexer->wk, kRaw.data()}}, x, batch.count,
+                        ctx.kernels);
+    appendLatents(ctx, w, kvA.data(), batch, cache);
+    appendIndexKeys(ctx, *layer.indexer, kRaw.data(), batch, cache);
+  } else {
+    kernels::matmul(w.kvA, x, batch.count, kvA.data(), ctx.kernels);
+    appendLatents(ctx, w, kvA.data(), batch, cache);
+  }
+}
 
 void runAttention(const ModelContext& ctx, const LayerWeights& layer, const float* x, int64_t rows,
                   const std::vector<SequenceStep>& sequences, float* out) {
@@ -331,20 +366,8 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
       ctx.rope.apply(q.data() + (s * d.heads + h) * d.qk + d.nope, positions[static_cast<size_t>(s)]);
 
   // 3. Latent c (normalized) and the shared rope key, appended to each sequence's cache.
-  for (const SequenceStep& seq : sequences) {
-    kv::LayerCache& cache = *seq.cache;
-    const int64_t n = seq.batch.count;
-    std::vector<float> latent(static_cast<size_t>(n * d.latent)), rope(static_cast<size_t>(n * d.rope));
-    for (int64_t s = 0; s < n; ++s) {
-      const float* row = kvA.data() + (seq.firstRow + s) * (d.latent + d.rope);
-      rmsNorm(row, w.kvANorm.data(), d.latent, 1e-6f, latent.data() + s * d.latent);
-      float* kpe = rope.data() + s * d.rope;
-      std::copy(row + d.latent, row + d.latent + d.rope, kpe);
-      ctx.rope.apply(kpe, seq.batch.position(s));
-    }
-    cache.latent.append(latent.data(), latent.size());  // rounded to the cache's precision
-    cache.ropeKey.append(rope.data(), rope.size());
-  }
+  for (const SequenceStep& seq : sequences)
+    appendLatents(ctx, w, kvA.data() + seq.firstRow * (d.latent + d.rope), seq.batch, *seq.cache);
 
   // DSA: a full layer selects keys with its own indexer; a shared layer keeps each sequence's
   // selection from its most recent full layer.

@@ -17,4 +17,10 @@ namespace strata::model {
 void runAttention(const ModelContext& ctx, const LayerWeights& layer, const float* x, int64_t rows,
                   const std::vector<SequenceStep>& sequences, float* out);
 
+// Only the cache entries of `batch`'s rows (x: normalized input [rows x H]): their latent, rope
+// key and, on a layer with an indexer, indexer key, exactly as runAttention appends them. For
+// rows whose output no one reads: the MTP layer's catch-up rows before the one that drafts.
+void appendKeys(const ModelContext& ctx, const LayerWeights& layer, const float* x,
+                const TokenBatch& batch, kv::LayerCache& cache);
+
 }  // namespace strata::model

@@ -97,6 +97,19 @@ IndexerProjections::IndexerProjections(const ModelConfig& c, int64_t rows)
       kRaw(static_cast<size_t>(rows * c.indexHeadDim)),
       gates(static_cast<size_t>(rows * c.indexNHeads)) {}
 
+void appendIndexKeys(const ModelContext& ctx, const IndexerWeights& w, const float* kRaw,
+                     const TokenBatch& batch, kv::LayerCache& cache) {
+  // 1-3. Keys: LayerNorm, then RoPE on the first qk_rope_head_dim dims (as on each query head).
+  const int dim = ctx.config.indexHeadDim;
+  std::vector<float> keys(static_cast<size_t>(batch.count * dim));
+  for (int64_t s = 0; s < batch.count; ++s) {
+    float* key = keys.data() + s * dim;
+    layerNorm(kRaw + s * dim, w.kNormWeight.data(), w.kNormBias.data(), dim, 1e-6f, key);
+    ctx.rope.apply(key, batch.position(s));
+  }
+  cache.indexKey.append(keys.data(), keys.size());  // rounded to the cache's precision
+}
+
 void runIndexer(const ModelContext& ctx, const IndexerWeights& w, IndexerProjections& projections,
                 const std::vector<SequenceStep>& sequences) {
   const ModelConfig& c = ctx.config;
@@ -106,19 +119,12 @@ void runIndexer(const ModelContext& ctx, const IndexerWeights& w, IndexerProject
   const std::vector<float>& kRaw = projections.kRaw;
   const std::vector<float>& gates = projections.gates;
 
-  // 1-3. Keys: LayerNorm, then RoPE on the first qk_rope_head_dim dims (as on each query head).
   for (const SequenceStep& seq : sequences) {
     kv::LayerCache& cache = *seq.cache;
-    std::vector<float> keys(static_cast<size_t>(seq.batch.count * dim));
-    for (int64_t s = 0; s < seq.batch.count; ++s) {
-      const int64_t row = seq.firstRow + s;
-      const int64_t position = seq.batch.position(s);
-      float* key = keys.data() + s * dim;
-      layerNorm(kRaw.data() + row * dim, w.kNormWeight.data(), w.kNormBias.data(), dim, 1e-6f, key);
-      ctx.rope.apply(key, position);
-      for (int h = 0; h < heads; ++h) ctx.rope.apply(q.data() + (row * heads + h) * dim, position);
-    }
-    cache.indexKey.append(keys.data(), keys.size());  // rounded to the cache's precision
+    appendIndexKeys(ctx, w, kRaw.data() + seq.firstRow * dim, seq.batch, cache);
+    for (int64_t s = 0; s < seq.batch.count; ++s)
+      for (int h = 0; h < heads; ++h)
+        ctx.rope.apply(q.data() + ((seq.firstRow + s) * heads + h) * dim, seq.batch.position(s));
     // 4-5. Scores over visible keys, then the top k.
     *seq.selection = selectKeys(ctx, q.data() + seq.firstRow * heads * dim,
                                 gates.data() + seq.firstRow * heads, seq.batch, cache);

@@ -19,6 +19,10 @@ struct IndexerProjections {
   std::vector<float> gates;  // [rows x index_n_heads]
 };
 
+// Appends the indexer keys of `batch`'s rows, from their raw keys [rows x index_head_dim].
+void appendIndexKeys(const ModelContext& ctx, const IndexerWeights& w, const float* kRaw,
+                     const TokenBatch& batch, kv::LayerCache& cache);
+
 // For each sequence of the step: appends its rows' indexer keys to its cache's indexKey and
 // sets its selection to each query's key set (RoPE is applied to `projections.q` in place).
 void runIndexer(const ModelContext& ctx, const IndexerWeights& w, IndexerProjections& projections,

@@ -96,6 +96,16 @@ Session::StepResult SessionImpl::appendRows(std::span<const int32_t> tokens, boo
 
 std::vector<float> SessionImpl::appendMtp(std::span<const float> hidden,
                                           std::span<const int32_t> nextTokens) {
+  return runMtp(hidden, nextTokens, false);
+}
+
+std::vector<float> SessionImpl::appendMtpLastRow(std::span<const float> hidden,
+                                                 std::span<const int32_t> nextTokens) {
+  return runMtp(hidden, nextTokens, true);
+}
+
+std::vector<float> SessionImpl::runMtp(std::span<const float> hidden,
+                                       std::span<const int32_t> nextTokens, bool lastRowOnly) {
   useThreads(env_.threads.load());
   const size_t width = static_cast<size_t>(transformer_.config().hiddenSize);
   if (hidden.size() != nextTokens.size() * width)
@@ -104,8 +114,9 @@ std::vector<float> SessionImpl::appendMtp(std::span<const float> hidden,
                 std::to_string(hidden.size()));
   if (nextTokens.empty()) return {};
   if (!mtp_) throw Error("this model has no MTP layer (num_nextn_predict_layers is 0)");
-  std::vector<float> z = transformer_.mtpForward(hidden.data(), nextTokens, mtp_->cache());
-  return transformer_.logits(z.data(), static_cast<int64_t>(nextTokens.size()));
+  std::vector<float> z =
+      transformer_.mtpForward(hidden.data(), nextTokens, mtp_->cache(), lastRowOnly);
+  return transformer_.logits(z.data(), static_cast<int64_t>(z.size() / width));
 }
 
 SessionImpl::~SessionImpl() { transformer_.forgetRouting(cache_, 0); }

@@ -50,6 +50,8 @@ class SessionImpl final : public Session {
   StepResult append(std::span<const int32_t> tokens) override;
   std::vector<float> appendMtp(std::span<const float> hidden,
                                std::span<const int32_t> nextTokens) override;
+  std::vector<float> appendMtpLastRow(std::span<const float> hidden,
+                                      std::span<const int32_t> nextTokens) override;
   GenerateResult generate(std::span<const int32_t> context, const GenerateOptions& options,
                           const std::function<void(std::string_view)>& onText,
                           const std::function<void(int32_t)>& onToken) override;
@@ -69,6 +71,9 @@ class SessionImpl final : public Session {
   // `asDecode`: speculative verification (rows bit-identical to one-at-a-time decoding).
   // `lastLogitsOnly`: prefill, where only the last row's logits are sampled.
   StepResult appendRows(std::span<const int32_t> tokens, bool asDecode, bool lastLogitsOnly);
+  // appendMtp / appendMtpLastRow.
+  std::vector<float> runMtp(std::span<const float> hidden, std::span<const int32_t> nextTokens,
+                            bool lastRowOnly);
   // Prompt log probabilities, with `top` alternatives, for the context rows at firstPosition..
   // whose final hidden states are `hidden` (GenerateOptions::promptLogprobs).
   void scorePrompt(std::span<const int32_t> context, int64_t firstPosition,

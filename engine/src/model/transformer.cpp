@@ -136,9 +136,8 @@ std::vector<float> Transformer::logitsOver(const float* normedHidden,
   return out;
 }
 
-std::vector<float> Transformer::mtpForward(const float* hidden,
-                                           std::span<const int32_t> nextTokens,
-                                           kv::KvCache& mtpCache) const {
+std::vector<float> Transformer::mtpForward(const float* hidden, std::span<const int32_t> nextTokens,
+                                           kv::KvCache& mtpCache, bool lastRowOnly) const {
   const ModelConfig& c = config();
   if (!weights_.mtp) throw Error("this model has no MTP layer (num_nextn_predict_layers is 0)");
   const MtpWeights& m = *weights_.mtp;
@@ -156,10 +155,22 @@ std::vector<float> Transformer::mtpForward(const float* hidden,
   std::vector<float> x(static_cast<size_t>(batch.count * h));
   kernels::matmul(m.ehProj, joined.data(), batch.count, x.data(), context_.kernels);
 
+  // The rows whose output is read: all, or the last (the others' keys appended first).
+  TokenBatch outputs = batch;
+  if (lastRowOnly && batch.count > 1) {
+    const TokenBatch keysOnly{batch.start, batch.count - 1};
+    std::vector<float> normed(static_cast<size_t>(keysOnly.count * h));
+    for (int64_t s = 0; s < keysOnly.count; ++s)
+      rmsNorm(x.data() + s * h, m.layer.inputNorm.data(), h, c.rmsNormEps, normed.data() + s * h);
+    appendKeys(context_, m.layer, normed.data(), keysOnly, mtpCache.layer(0));
+    x.erase(x.begin(), x.end() - h);
+    outputs = {batch.start + keysOnly.count, 1};
+  }
   std::vector<KeySelection> selection;
-  decoderLayer(m.layer, nullptr, x.data(), batch.count, {{0, batch, &mtpCache.layer(0), &selection}});
+  decoderLayer(m.layer, nullptr, x.data(), outputs.count,
+               {{0, outputs, &mtpCache.layer(0), &selection}});
   mtpCache.commit(batch.count);
-  for (int64_t s = 0; s < batch.count; ++s) {
+  for (int64_t s = 0; s < outputs.count; ++s) {
     float* row = x.data() + s * h;
     rmsNorm(row, m.sharedHeadNorm.data(), h, c.rmsNormEps, row);
   }

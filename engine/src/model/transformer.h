@@ -51,8 +51,10 @@ class Transformer {
   // The MTP layer (§4) for consecutive positions p = mtpCache.length(), ...: row i combines the
   // main model's final-normed hidden at p (hidden[i]) with the embedding of token p+1
   // (nextTokens[i]); returns shared_head.norm(z) [rows x H], whose logits predict token p+2.
+  // lastRowOnly: returns the last row only [1 x H], and the rows before it only add their keys
+  // to the cache (their attention, experts and outputs skipped: a draft reads the last row).
   std::vector<float> mtpForward(const float* hidden, std::span<const int32_t> nextTokens,
-                                kv::KvCache& mtpCache) const;
+                                kv::KvCache& mtpCache, bool lastRowOnly = false) const;
 
   const ModelConfig& config() const { return context_.config; }
   // Every main-model step's routing goes to `recorder` (nullptr: none). Set before decoding.

@@ -104,13 +104,12 @@ Draft MtpDrafter::draft(const DraftRequest& request) {
   const int64_t rows = pendingRows();
   // The rows up to the newest token's predecessor must be waiting (each draft feeds them).
   if (depth < 1 || last < 1 || rows == 0 || pendingStart_ + rows != last) return out;
-  const int64_t width = transformer_.config().hiddenSize;
   alignCacheWithPending();
-  // Row p pairs hidden p with token p+1; only the newest row drafts.
+  // Row p pairs hidden p with token p+1; only the newest row drafts (the others only add their
+  // keys to the MTP cache).
   const std::span<const int32_t> next = sequence.subspan(static_cast<size_t>(pendingStart_ + 1),
                                                          static_cast<size_t>(rows));
-  std::vector<float> z = transformer_.mtpForward(pending_.data(), next, cache_);
-  z.erase(z.begin(), z.end() - width);
+  std::vector<float> z = transformer_.mtpForward(pending_.data(), next, cache_, true);
   pending_.clear();
   pendingStart_ = last;
 
