@@ -129,6 +129,13 @@ class TestTokenizer : public QObject {
     QCOMPARE(glm_->tokenId("Ġ"),
              std::optional<int32_t>(file.at("model").at("vocab").at("Ġ").get<int32_t>()));
     QVERIFY(!glm_->tokenId("no such token").has_value());
+    // specialIds(): the added tokens the file marks "special", ascending.
+    std::vector<int32_t> special;
+    for (const Json& added : file.at("added_tokens"))
+      if (added.value("special", false)) special.push_back(added.at("id").get<int32_t>());
+    std::sort(special.begin(), special.end());
+    QVERIFY(!special.empty());
+    QCOMPARE(glm_->specialIds(), special);
   }
 
   void specialTokensAreSingleIdsNeverSplit_data() {

@@ -46,6 +46,8 @@ class Tokenizer {
   // An added token marked "special" (<|user|>, <think>, the end of text): a control token
   // rather than text, whatever its content's bytes say.
   bool isSpecial(int32_t id) const;
+  // Every id isSpecial() is true for, ascending (a walk over the added tokens only).
+  std::vector<int32_t> specialIds() const;
 
   // Turns ids arriving one at a time into text, emitting only complete UTF-8 characters:
   // an incomplete multi-byte character is held back until its last byte arrives; bytes that

@@ -313,16 +313,16 @@ void appendKeys(const ModelContext& ctx, const LayerWeights& layer, const float*
   const ModelConfig& c = ctx.config;
   const AttentionWeights& w = layer.attention;
   std::vector<float> kvA(static_cast<size_t>(batch.count * (c.kvLoraRank + c.qkRopeHeadDim)));
+  std::vector<float> kRaw;  // the indexer's raw keys
   if (layer.indexer) {
-    std::vector<float> kRaw(static_cast<size_t>(batch.count * c.indexHeadDim));
+    kRaw.resize(static_cast<size_t>(batch.count * c.indexHeadDim));
     kernels::matmulMany({{w.kvA, kvA.data()}, {layer.indexer->wk, kRaw.data()}}, x, batch.count,
                         ctx.kernels);
-    appendLatents(ctx, w, kvA.data(), batch, cache);
-    appendIndexKeys(ctx, *layer.indexer, kRaw.data(), batch, cache);
   } else {
     kernels::matmul(w.kvA, x, batch.count, kvA.data(), ctx.kernels);
-    appendLatents(ctx, w, kvA.data(), batch, cache);
   }
+  appendLatents(ctx, w, kvA.data(), batch, cache);
+  if (layer.indexer) appendIndexKeys(ctx, *layer.indexer, kRaw.data(), batch, cache);
 }
 
 void runAttention(const ModelContext& ctx, const LayerWeights& layer, const float* x, int64_t rows,

@@ -8,7 +8,7 @@ DraftVocabulary::DraftVocabulary(int64_t vocabSize, std::vector<int32_t> always)
     : vocabSize_(vocabSize), always_(std::move(always)) {}
 
 void DraftVocabulary::reset(int64_t common) {
-  common_ = std::clamp<int64_t>(common, 0, vocabSize_);
+  common_ = common;
   read_ = 0;
   listed_.assign(static_cast<size_t>(vocabSize_), false);
   extra_.clear();
@@ -25,7 +25,8 @@ void DraftVocabulary::add(int32_t id) {
 
 std::span<const kernels::RowRange> DraftVocabulary::rows(std::span<const int32_t> sequence,
                                                          int64_t common) {
-  if (std::clamp<int64_t>(common, 0, vocabSize_) != common_) reset(common);
+  common = std::clamp<int64_t>(common, 0, vocabSize_);
+  if (common != common_) reset(common);
   read_ = std::min<int64_t>(read_, static_cast<int64_t>(sequence.size()));
   for (int32_t id : sequence.subspan(static_cast<size_t>(read_))) add(id);
   read_ = static_cast<int64_t>(sequence.size());

@@ -24,9 +24,10 @@ double probabilityOf(std::span<const float> logits, int32_t token) {
 // The ends of turns from the model's config and the tokenizer's special tokens.
 std::vector<int32_t> specialTokens(const model::ModelConfig& config, const Tokenizer* tokenizer) {
   std::vector<int32_t> ids(config.eosTokenIds.begin(), config.eosTokenIds.end());
-  if (tokenizer)
-    for (int32_t id = 0; id < tokenizer->vocabSize(); ++id)
-      if (tokenizer->isSpecial(id)) ids.push_back(id);
+  if (tokenizer) {
+    const std::vector<int32_t> special = tokenizer->specialIds();
+    ids.insert(ids.end(), special.begin(), special.end());
+  }
   return ids;
 }
 }  // namespace
@@ -120,10 +121,12 @@ Draft MtpDrafter::draft(const DraftRequest& request) {
   if (sampled) history.assign(sequence.begin(), sequence.end());
   const int64_t vocab = transformer_.config().vocabSize;
   const auto common = static_cast<int64_t>(std::ceil(request.settings.mtpDraftVocabulary * vocab));
-  const std::span<const kernels::RowRange> tokens = vocabulary_.rows(sequence, common);
+  const bool whole = common >= vocab;
+  std::span<const kernels::RowRange> tokens;
+  if (!whole) tokens = vocabulary_.rows(sequence, common);
   for (int j = 0; j < depth; ++j) {
-    std::vector<float> logits = common >= vocab ? transformer_.logits(z.data(), 1)
-                                                : transformer_.logitsOver(z.data(), tokens);
+    std::vector<float> logits =
+        whole ? transformer_.logits(z.data(), 1) : transformer_.logitsOver(z.data(), tokens);
     if (constraint) {
       constraint->mask(logits);
       if (std::all_of(logits.begin(), logits.end(),

@@ -171,6 +171,14 @@ bool Tokenizer::isSpecial(int32_t id) const {
   return id >= 0 && id < impl_->vocabSize && impl_->special[id];
 }
 
+std::vector<int32_t> Tokenizer::specialIds() const {
+  std::vector<int32_t> ids;
+  for (const auto& [content, id] : impl_->addedIds)
+    if (impl_->special[id]) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 std::string Tokenizer::StreamDecoder::push(int32_t id) {
   pending_ += tokenizer_->impl_->bytesOf(id);
   std::string text;
