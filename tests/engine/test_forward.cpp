@@ -2,9 +2,12 @@
 // Tolerance of the f32 path: max |Δlogit| <= 1e-4 * max |reference logit|.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
+#include <random>
 
 #include "fixtures.h"
 #include "model/config.h"
+#include "model/ops.h"
 #include "strata/convert.h"
 #include "strata/engine.h"
 
@@ -216,6 +219,24 @@ class TestForward : public QObject {
     const size_t head = static_cast<size_t>(config.indexTopk) * vocab;
     QVERIFY(fixtures::maxAbsDiff({denseLogits.begin(), denseLogits.begin() + head},
                                  {ref.logits.begin(), ref.logits.begin() + head}) <= limit);
+  }
+
+  // The indexer's linear-time selection keeps exactly the keys the ordered top-k keeps,
+  // ties at the cut included (values drawn from a few levels, so most rows have them).
+  void topkInOrderKeepsTheTopkSet() {
+    std::mt19937 random(7);
+    for (int trial = 0; trial < 300; ++trial) {
+      const int n = 1 + static_cast<int>(random() % 200);
+      const int levels = 1 + static_cast<int>(random() % 12);
+      std::vector<float> values(static_cast<size_t>(n));
+      for (float& v : values) v = static_cast<float>(random() % levels) * 0.5f - 1.0f;
+      for (const int k : {0, 1, 2, n / 3, n - 1, n, n + 5}) {
+        std::vector<int> expected = strata::model::topkIndices(values.data(), n, k);
+        std::sort(expected.begin(), expected.end());
+        const std::vector<int> got = strata::model::topkIndicesInOrder(values.data(), n, k);
+        QCOMPARE(got, expected);
+      }
+    }
   }
 
   void indexShareHasSharedLayers() {

@@ -69,19 +69,21 @@ std::vector<KeySelection> selectKeys(const ModelContext& ctx, const float* q, co
         const float* gs = gates + b.row * heads;
         kernels::rowsTimesInputs(keys + b.first * dim, b.count, qs, heads, dim, kBlock,
                                  dots.data());
-        for (int64_t t = 0; t < b.count; ++t) {
-          float score = 0.0f;
-          for (int h = 0; h < heads; ++h)
-            score += gs[h] * gateScale * std::max(dots[static_cast<size_t>(h * kBlock + t)] * dotScale, 0.0f);
-          b.scores[t] = score;
+        // Head by head over the block's keys (contiguous, so it vectorizes); each key's sum
+        // still adds the heads in order.
+        std::fill_n(b.scores, b.count, 0.0f);
+        for (int h = 0; h < heads; ++h) {
+          const float gate = gs[h] * gateScale;
+          const float* headDots = dots.data() + h * kBlock;
+          for (int64_t t = 0; t < b.count; ++t)
+            b.scores[t] += gate * std::max(headDots[t] * dotScale, 0.0f);
         }
       }
 #pragma omp for schedule(dynamic)
       for (size_t i = g; i < end; ++i) {
         const int64_t s = pruned[i];
-        std::vector<int> best =
-            topkIndices(rowScores[i - g], static_cast<int>(batch.visibleKeys(s)), c.indexTopk);
-        std::sort(best.begin(), best.end());
+        const std::vector<int> best = topkIndicesInOrder(
+            rowScores[i - g], static_cast<int>(batch.visibleKeys(s)), c.indexTopk);
         selection[static_cast<size_t>(s)] = {false, std::vector<int32_t>(best.begin(), best.end())};
       }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <vector>
 
@@ -70,6 +71,26 @@ inline std::vector<int> topkIndices(const float* values, int n, int k) {
   });
   order.resize(static_cast<size_t>(k));
   return order;
+}
+
+// The same k indices as topkIndices, in index order, in linear time: the k-th largest value
+// (nth_element on a copy), then one pass keeping what is larger and, of the values equal to it,
+// the lowest indices. The indexer's selection over every cached key (a heap's partial_sort
+// there cost log k indirect comparisons per key; GLM-5's k is 2048).
+inline std::vector<int> topkIndicesInOrder(const float* values, int n, int k) {
+  k = std::clamp(k, 0, n);
+  std::vector<int> chosen;
+  if (k == 0) return chosen;
+  std::vector<float> copy(values, values + n);
+  std::nth_element(copy.begin(), copy.begin() + (k - 1), copy.end(), std::greater<float>());
+  const float kth = copy[static_cast<size_t>(k - 1)];
+  int above = 0;
+  for (int i = 0; i < n; ++i) above += values[i] > kth ? 1 : 0;
+  int ties = k - above;  // values equal to the k-th that make the cut
+  chosen.reserve(static_cast<size_t>(k));
+  for (int i = 0; i < n && static_cast<int>(chosen.size()) < k; ++i)
+    if (values[i] > kth || (values[i] == kth && ties-- > 0)) chosen.push_back(i);
+  return chosen;
 }
 
 }  // namespace strata::model
