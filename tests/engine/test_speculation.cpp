@@ -496,21 +496,39 @@ class TestSpeculation : public QObject {
     QVERIFY(ngramDraft(std::vector<int32_t>{1, 2, 3, 4}, 1, 8, 4).empty());
   }
 
-  // Self-tuning: a drafter slower than plain decoding is paused after its warm-up, probed
-  // again later, and one that wins stays on; forced modes are never paused.
+  // Self-tuning: a drafter slower than plain decoding is paused at its verdict (a clear loser
+  // sooner), probed again later, and one that wins stays on until it loses by more than the
+  // margin; forced modes are never paused.
   void tunerPausesLosersAndProbesAgain() {
     SpeculationSettings s;
     spec::SpeculationTuner tuner(s);
     using spec::DrafterKind;
     measurePlain(tuner, 0.010);
-    for (int i = 0; i < 8; ++i) tuner.recordRound(DrafterKind::Ngram, 4, 0, 1, 0.012);  // 1 token / 12 ms
+    constexpr int kVerdict = spec::SpeculationTuner::kVerdictRounds;
+    // A modest loser (1 token / 11.1 ms: 0.9x) runs until its verdict, then is paused.
+    for (int i = 0; i < kVerdict; ++i) {
+      QVERIFY(tuner.allows(DrafterKind::Ngram));
+      tuner.recordRound(DrafterKind::Ngram, 4, 0, 1, 0.0111);
+    }
     QVERIFY(!tuner.allows(DrafterKind::Ngram));
-    for (int i = 0; i < 8; ++i) tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.014);  // 3 / 14 ms
+    for (int i = 0; i < kVerdict; ++i)
+      tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.014);  // 3 / 14 ms
     QVERIFY(tuner.allows(DrafterKind::Mtp));
     for (const DrafterStats& d : tuner.stats())
       if (d.name == "mtp") QVERIFY(std::abs(d.speedup - 3 / 0.014 * 0.010) < 1e-6);
+    // Once on, a drafter near break-even (0.99x) stays on; a loss beyond the margin pauses it.
+    for (int i = 0; i < 300; ++i) tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.0303);
+    QVERIFY(tuner.allows(DrafterKind::Mtp));
+    for (int i = 0; i < 300 && tuner.allows(DrafterKind::Mtp); ++i)
+      tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.0330);  // 0.91x
+    QVERIFY(!tuner.allows(DrafterKind::Mtp));
     for (int i = 0; i < 4096 && !tuner.allows(DrafterKind::Ngram); ++i) tuner.recordPlain(0.010);
     QVERIFY2(tuner.allows(DrafterKind::Ngram), "a paused drafter is probed again");
+    // A clear loser (1 token / 40 ms: 0.25x) is paused after its second round.
+    tuner.recordRound(DrafterKind::Ngram, 4, 0, 1, 0.040);
+    QVERIFY(tuner.allows(DrafterKind::Ngram));
+    tuner.recordRound(DrafterKind::Ngram, 4, 0, 1, 0.040);
+    QVERIFY(!tuner.allows(DrafterKind::Ngram));
 
     s.ngram = DrafterMode::On;
     spec::SpeculationTuner forced(s);
@@ -550,7 +568,8 @@ class TestSpeculation : public QObject {
       tuner.recordPlain(0.010);
     }
     QVERIFY(!tuner.wantsPlainSample());
-    for (int i = 0; i < 4; ++i) tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.040);  // 0.75x
+    for (int i = 0; i < spec::SpeculationTuner::kVerdictRounds; ++i)
+      tuner.recordRound(DrafterKind::Mtp, 3, 2, 3, 0.040);  // 0.75x
     QVERIFY(!tuner.allows(DrafterKind::Mtp));
   }
 

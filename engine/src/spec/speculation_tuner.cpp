@@ -1,6 +1,7 @@
 #include "spec/speculation_tuner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "strata/error.h"
@@ -31,8 +32,19 @@ double SpeculationSummary::tokensPerForward() const {
 namespace spec {
 namespace {
 constexpr double kSmoothing = 0.1;        // weight of the newest sample in the moving averages
-constexpr int64_t kWarmRounds = 4;        // rounds before the first verdict
-constexpr int64_t kProbeRounds = 2;       // rounds before a verdict on a drafter that lost before
+// A drafter's rounds are averaged over more of them: their tokens vary from 1 to the draft's
+// length + 1, so ten rounds left a 1.1x winner's measured speed-up ~8 % noisy and its verdict
+// flipping (a simulated busy machine, tests/engine/test_tuner_under_noise.cpp).
+constexpr double kRoundSmoothing = 1.0 / 32;
+// Verdicts on a drafter that starts (or is probed again) take kVerdictRounds rounds; before
+// that only a clear loss ends it, one below 1 - kEarlyMargin / sqrt(rounds) (from the second
+// round: 0.65x, after 4: 0.75x, after 8: 0.82x), so a probe of a hopeless drafter costs a
+// round or two and a modest winner is not judged on a few rounds' luck. Once on, it stays on
+// until it measures below 1 - kKeepMargin: near break-even, noise would otherwise pause a
+// winner every few hundred rounds.
+constexpr int64_t kVerdictRounds = SpeculationTuner::kVerdictRounds;
+constexpr double kEarlyMargin = 0.5;
+constexpr double kKeepMargin = 0.02;
 constexpr int64_t kFirstPause = 128;      // tokens before the first probe
 constexpr int64_t kLongestPause = 4096;
 constexpr int64_t kPlainSampleEvery = 128;  // tokens between plain measurements
@@ -44,13 +56,24 @@ constexpr int64_t kFirstPlainSamples = 3;
 constexpr double kDepthDecay = 0.97;        // per round: position counts remember ~30 rounds
 constexpr double kDepthEvidence = 3.0;      // (decayed) verifications before a position counts
 
-// A running mean of the first 1 / kSmoothing samples, then an exponential moving average, so
+// A running mean of the first 1 / smoothing samples, then an exponential moving average, so
 // every early sample weighs the same. An average seeded with the first sample alone let that
 // one decide the first verdicts (after 4 rounds it still weighed 73 %), and a reply's first
 // round is its least typical: it pays the MTP layer's catch-up on the prompt and cold caches.
-void average(double& mean, double sample, int64_t samples) {
-  const double weight = std::max(kSmoothing, 1.0 / static_cast<double>(samples + 1));
+void average(double& mean, double sample, int64_t samples, double smoothing = kSmoothing) {
+  const double weight = std::max(smoothing, 1.0 / static_cast<double>(samples + 1));
   mean += weight * (sample - mean);
+}
+
+// The same for a duration, with a sample counted as at most kLongestSample times the mean so
+// far: a hiccup (the machine busy elsewhere for a moment, a page fault, another thread's
+// burst) then moves a mean by at most kSmoothing x (kLongestSample - 1), not by its whole
+// excess, and no longer flips a verdict (a step 10x the mean moved it 90 %). A real change of
+// speed still comes through: each sample moves the mean by up to that much.
+constexpr double kLongestSample = 2.0;
+void averageTime(double& mean, double seconds, int64_t samples, double smoothing = kSmoothing) {
+  average(mean, samples > 0 ? std::min(seconds, kLongestSample * mean) : seconds, samples,
+          smoothing);
 }
 }  // namespace
 
@@ -129,7 +152,7 @@ void SpeculationTuner::recordDepthLocked(DrafterKind kind, int drafted, int acce
     if (accepted >= i) depth.kept[static_cast<size_t>(i - 1)] += 1;
   }
   const auto at = static_cast<size_t>(n - 1);
-  average(depth.seconds[at], seconds, depth.lengthRounds[at]++);
+  averageTime(depth.seconds[at], seconds, depth.lengthRounds[at]++);
 }
 
 // Tokens per second for drafts capped at d: (1 + sum over i <= d of the chance that the first
@@ -145,7 +168,10 @@ int SpeculationTuner::tunedDepthLocked(DrafterKind kind, int most) const {
     const double x = static_cast<double>(i + 1), y = depth.seconds[i];
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
   }
-  if (n < 2) return most;  // one length measured: no slope to go by
+  // One length measured (MTP chains that never stop early): the line through it and a plain
+  // step, whose work every round includes, until the length it picks gives a second point.
+  if (n == 1 && plainSteps_ > 0) n += 1, sy += plainSeconds_;
+  if (n < 2) return most;
   const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
   const double intercept = (sy - slope * sx) / n;
   auto verifySeconds = [&](int d) {
@@ -182,7 +208,7 @@ void SpeculationTuner::recordPlain(double seconds) {
     warmedUp_ = true;
     return;
   }
-  average(plainSeconds_, seconds, plainSteps_++);
+  averageTime(plainSeconds_, seconds, plainSteps_++);
   lastPlainAt_ = tokens_;
 }
 
@@ -200,8 +226,8 @@ void SpeculationTuner::recordRound(DrafterKind kind, int drafted, int accepted, 
     d.enabled = true;
     d.recentRounds = 0;
   }
-  average(d.secondsPerRound, seconds, d.recentRounds);
-  average(d.tokensPerRound, produced, d.recentRounds);
+  averageTime(d.secondsPerRound, seconds, d.recentRounds, kRoundSmoothing);
+  average(d.tokensPerRound, produced, d.recentRounds, kRoundSmoothing);
   ++d.recentRounds;
   ++d.rounds;
   d.drafted += drafted;
@@ -209,14 +235,17 @@ void SpeculationTuner::recordRound(DrafterKind kind, int drafted, int accepted, 
   d.firstAccepted += accepted > 0 ? 1 : 0;
   d.produced += produced;
   tokens_ += produced;
-  const int64_t verdictAfter = d.failedProbes > 0 ? kProbeRounds : kWarmRounds;
-  if (modeLocked(kind) != DrafterMode::Auto || d.recentRounds < verdictAfter || plainSteps_ == 0)
-    return;
-  if (speedupLocked(d) < 1.0) {  // losing: pause, longer after every failed probe
+  if (modeLocked(kind) != DrafterMode::Auto || d.recentRounds < 2 || plainSteps_ == 0) return;
+  const double rounds = static_cast<double>(d.recentRounds);
+  const double losingBelow = d.recentRounds < kVerdictRounds
+                                 ? 1.0 - kEarlyMargin / std::sqrt(rounds)
+                             : d.recentRounds == kVerdictRounds ? 1.0
+                                                                : 1.0 - kKeepMargin;
+  if (speedupLocked(d) < losingBelow) {  // losing: pause, longer after every failed probe
     d.enabled = false;
     d.pausedUntil = tokens_ + std::min(kLongestPause, kFirstPause << std::min(d.failedProbes, 10));
     ++d.failedProbes;
-  } else if (d.recentRounds == verdictAfter) {
+  } else if (d.recentRounds == kVerdictRounds) {
     d.failedProbes = 0;
   }
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Self-tuning speculation: per drafter, measured acceptance and net speed against plain
 // decoding measured in the same run; a drafter in Auto mode that loses is switched off and
-// probed again after a pause that doubles with every failed probe. The MTP chain's length and
+// probed again after a pause that doubles with every failed probe. Timings are averaged so
+// that a hiccup of the machine does not flip a verdict. The MTP chain's length and
 // the n-gram drafts' length are tuned too: from each draft position's measured acceptance and
 // each draft length's measured round time, the length (up to the setting) with the most tokens
 // per second. Shared by an
@@ -43,6 +44,8 @@ class SpeculationTuner {
 
   std::vector<DrafterStats> stats() const;
 
+  // Rounds a drafter in Auto runs before its verdict (unless it loses clearly sooner).
+  static constexpr int kVerdictRounds = 16;
   static constexpr int kDepthProbeEvery = 16;
   static constexpr int kMaxMtpDepth = 8;      // SpeculationSettings::mtpDepth's upper bound
   static constexpr int kMaxDraftLength = 32;  // ngramMaxDraft's: the longest draft of any drafter
