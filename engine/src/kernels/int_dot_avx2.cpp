@@ -37,6 +37,40 @@ float int8Row(const IntRowArgs& a) {
   return finish(lanes);
 }
 
+// One int8 row against kInputs (2-4) inputs, for verify passes and prefill. maddubs takes |w|
+// (unsigned) and x with w's sign: |w| * (x * sign(w)) = w * x, the same exact integer sums as
+// int8Row's, each 32 weight bytes loaded and made unsigned once for all the inputs (one sign
+// per input instead of two). A throwaway harness (256 x 1024 rows, 60 inputs, one thread,
+// best of 200): 21.0-21.5 GMAC/s against 18.6-19.1 for int8Row per input.
+template <int kInputs>
+void int8Inputs(const IntRowArgs& a, float* out, int64_t outStride) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m128 lanes[kInputs];
+  for (int i = 0; i < kInputs; ++i) lanes[i] = _mm_setzero_ps();
+  for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
+    for (int line = 0; line < 2; ++line)
+      _mm_prefetch(
+          reinterpret_cast<const char*>(a.weights + chunk * 128 + kPrefetchBytes + line * 64),
+          _MM_HINT_T0);
+    __m256i sums[kInputs][4];
+    for (int k = 0; k < 4; ++k) {
+      const int64_t offset = chunk * 128 + k * 32;
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.weights + offset));
+      const __m256i absW = _mm256_abs_epi8(w);
+      for (int i = 0; i < kInputs; ++i) {
+        const __m256i x = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(a.codes + i * a.paddedCols + offset));
+        sums[i][k] = _mm256_madd_epi16(_mm256_maddubs_epi16(absW, _mm256_sign_epi8(x, w)), ones);
+      }
+    }
+    for (int i = 0; i < kInputs; ++i)
+      lanes[i] =
+          accumulate4<false>(lanes[i], reduceFour(sums[i][0], sums[i][1], sums[i][2], sums[i][3]),
+                             input(a, i), chunk * 4);
+  }
+  for (int i = 0; i < kInputs; ++i) out[i * outStride] = finish(lanes[i]);
+}
+
 // Int4, one chunk (128 columns, 64 weight bytes) unpacked to its codes (unsigned, q + 8): for
 // each 32-byte half, the low and the high nibbles.
 struct Int4Chunk {
@@ -168,9 +202,19 @@ void int4Inputs(const IntRowArgs& a, float* out, int64_t outStride) {
 
 }  // namespace
 
-// The path for x86-64 CPUs without VNNI. Int8 one input at a time.
+// The path for x86-64 CPUs without VNNI. Int8: a decode step's one input alone, several in
+// one pass.
 void dotInt8Avx2(const IntRowArgs& a, float* out, int64_t outStride) {
-  for (int i = 0; i < a.inputs; ++i) out[i * outStride] = int8Row(input(a, i));
+  switch (a.inputs) {
+    case 4:
+      return int8Inputs<4>(a, out, outStride);
+    case 3:
+      return int8Inputs<3>(a, out, outStride);
+    case 2:
+      return int8Inputs<2>(a, out, outStride);
+    default:
+      for (int i = 0; i < a.inputs; ++i) out[i * outStride] = int8Row(input(a, i));
+  }
 }
 
 // Int4 two inputs at a time, each chunk unpacked once per pass.
