@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "spec/speculation_tuner.h"
 
@@ -22,7 +23,8 @@ struct Scenario {
 };
 
 // Decode time per token (simulated seconds) of `tokens` tokens: plain only, MTP forced on at
-// its setting, or self-tuned. The machine's noise is the same sequence for each.
+// its setting, or self-tuned. Each mode's noise comes from the same seeded processes, and its
+// slow phases fall on the same tokens.
 class Simulation {
  public:
   Simulation(Scenario scenario, unsigned seed)
