@@ -36,15 +36,6 @@ constexpr double kSmoothing = 0.1;        // weight of the newest sample in the 
 // length + 1, so ten rounds left a 1.1x winner's measured speed-up ~8 % noisy and its verdict
 // flipping (a simulated busy machine, tests/engine/test_tuner_under_noise.cpp).
 constexpr double kRoundSmoothing = 1.0 / 32;
-// Verdicts on a drafter that starts (or is probed again) take kVerdictRounds rounds; before
-// that only a clear loss ends it, one below 1 - kEarlyMargin / sqrt(rounds) (from the second
-// round: 0.65x, after 4: 0.75x, after 8: 0.82x), so a probe of a hopeless drafter costs a
-// round or two and a modest winner is not judged on a few rounds' luck. Once on, it stays on
-// until it measures below 1 - kKeepMargin: near break-even, noise would otherwise pause a
-// winner every few hundred rounds.
-constexpr int64_t kVerdictRounds = SpeculationTuner::kVerdictRounds;
-constexpr double kEarlyMargin = 0.5;
-constexpr double kKeepMargin = 0.02;
 constexpr int64_t kFirstPause = 128;      // tokens before the first probe
 constexpr int64_t kLongestPause = 4096;
 constexpr int64_t kPlainSampleEvery = 128;  // tokens between plain measurements
@@ -74,6 +65,18 @@ constexpr double kLongestSample = 2.0;
 void averageTime(double& mean, double seconds, int64_t samples, double smoothing = kSmoothing) {
   average(mean, samples > 0 ? std::min(seconds, kLongestSample * mean) : seconds, samples,
           smoothing);
+}
+
+// The measured speed-up below which a drafter in Auto is paused, `rounds` (>= 2) rounds after
+// it started or a probe of it did. The verdict comes at kVerdictRounds; before that only a
+// clear loss ends it (from the second round: 0.65x, after 4: 0.75x, after 8: 0.82x), so a
+// probe of a hopeless drafter costs a round or two and a modest winner is not judged on a few
+// rounds' luck. Later it stays on until it measures below 0.98x: near break-even, noise would
+// otherwise pause a winner every few hundred rounds.
+double pausedBelow(int64_t rounds) {
+  constexpr int64_t kVerdict = SpeculationTuner::kVerdictRounds;
+  if (rounds < kVerdict) return 1.0 - 0.5 / std::sqrt(static_cast<double>(rounds));
+  return rounds == kVerdict ? 1.0 : 0.98;
 }
 }  // namespace
 
@@ -236,12 +239,8 @@ void SpeculationTuner::recordRound(DrafterKind kind, int drafted, int accepted, 
   d.produced += produced;
   tokens_ += produced;
   if (modeLocked(kind) != DrafterMode::Auto || d.recentRounds < 2 || plainSteps_ == 0) return;
-  const double rounds = static_cast<double>(d.recentRounds);
-  const double losingBelow = d.recentRounds < kVerdictRounds
-                                 ? 1.0 - kEarlyMargin / std::sqrt(rounds)
-                             : d.recentRounds == kVerdictRounds ? 1.0
-                                                                : 1.0 - kKeepMargin;
-  if (speedupLocked(d) < losingBelow) {  // losing: pause, longer after every failed probe
+  if (speedupLocked(d) <
+      pausedBelow(d.recentRounds)) {  // losing: pause, longer after every failed probe
     d.enabled = false;
     d.pausedUntil = tokens_ + std::min(kLongestPause, kFirstPause << std::min(d.failedProbes, 10));
     ++d.failedProbes;
