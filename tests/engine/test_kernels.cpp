@@ -299,6 +299,56 @@ class TestKernels : public QObject {
     }
   }
 
+  // From RowProduct::kTileMinInputs inputs, a path with tile kernels (AVX2) computes eight
+  // weight rows at a time against all inputs: every number must still be the scalar row
+  // kernel's for that input alone - whole tiles and leftover rows, input counts across the
+  // tile's groups of 16, every scale layout, and blocks at full scale on both sides (int4:
+  // eight steps of 2 * 15 * 127 summed in int16, the most the kernel relies on).
+  void tilesEqualRowsAlone() {
+    const auto scalar = kernels::intKernels(kernels::IntKernelPath::Scalar);
+    int tiled = 0;
+    for (auto p : kernels::kAllIntPaths) {
+      if (!kernels::pathAvailable(p)) continue;
+      const auto k = kernels::intKernels(p);
+      for (IntFormat f : {IntFormat::Int8, IntFormat::Int4}) {
+        if (!(f == IntFormat::Int8 ? k.int8Tile : k.int4Tile)) continue;
+        ++tiled;
+        for (auto [rows, cols, group] : {std::tuple{8, 128, 32},
+                                         {21, 300, 32},
+                                         {19, 256, 0},
+                                         {16, 640, 64},
+                                         {11, 1024, 128},
+                                         {9, 384, 256}})
+          for (int n : {5, 16, 17, 37}) {
+            auto w = randomValues(static_cast<size_t>(rows) * cols, 71 + cols);
+            auto x = randomValues(static_cast<size_t>(n) * cols, 72 + n, 3.0f);
+            for (int c = 0; c < 32; ++c) {  // row 0's and input 0's first block all at +max
+              w[c] = 1.0f;
+              x[c] = 2.0f;
+            }
+            for (int c = 32; c < 64; ++c) {  // and the second block at opposite signs
+              w[c] = -1.0f;
+              x[c] = 2.0f;
+            }
+            const auto m = quant::quantizeMatrix(w.data(), rows, cols, f, group);
+            std::vector<float> alone(static_cast<size_t>(n) * rows), tiles(alone.size());
+            for (int i = 0; i < n; ++i)
+              kernels::matmulInteger(m, x.data() + i * cols, 1, alone.data() + i * rows, scalar);
+            kernels::matmulInteger(m, x.data(), n, tiles.data(), k);
+            QVERIFY2(bitEqual(tiles, alone),
+                     qPrintable(QString("path %1 format %2 %3x%4 g%5 n %6")
+                                    .arg(QString::fromUtf8(kernels::pathName(p).data()))
+                                    .arg(int(f))
+                                    .arg(rows)
+                                    .arg(cols)
+                                    .arg(group)
+                                    .arg(n)));
+          }
+      }
+    }
+    if (tiled == 0) QSKIP("no kernel path on this CPU has tile kernels (AVX2 has)");
+  }
+
   // The integer path approximates the exact (dequantize-then-f32) path closely.
   void integerPathCloseToDequant_data() { addShapeRows(); }
   void integerPathCloseToDequant() {

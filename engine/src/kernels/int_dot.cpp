@@ -78,7 +78,8 @@ IntKernels intKernels(IntKernelPath path) {
     throw Error("the " + std::string(pathName(path)) + " kernels need CPU features this machine lacks");
   switch (path) {
 #if defined(__x86_64__)
-    case IntKernelPath::Avx2: return {path, dotInt8Avx2, dotInt4Avx2};
+    case IntKernelPath::Avx2:
+      return {path, dotInt8Avx2, dotInt4Avx2, tileInt8Avx2, tileInt4Avx2};
     case IntKernelPath::AvxVnni: return {path, dotInt8AvxVnni, dotInt4AvxVnni};
     case IntKernelPath::Avx512Vnni: return {path, dotInt8Avx512Vnni, dotInt4Avx512Vnni};
     case IntKernelPath::Avx512Vnni256: return {path, dotInt8Avx512Vnni256, dotInt4Avx512Vnni256};

@@ -17,10 +17,11 @@
 //
 // A kernel call computes one weight row against up to kMaxDotInputs activation rows (a
 // speculative verify pass or a small batch): the row's bytes are loaded and unpacked once for
-// all of them. Rows are not combined: streaming several rows at once measured far slower on
-// this project's machine than one row in address order. Each input's number is exactly the
-// one defined above, so it does not depend on the batch (speculative verification relies on
-// that).
+// all of them. Decode does not combine rows: streaming several rows at once measured far
+// slower on this project's machine than one row in address order. Many inputs (prefill) go
+// through tile kernels, eight rows against every input (int_tile_avx2.cpp). Each input's
+// number is exactly the one defined above, so it does not depend on the batch (speculative
+// verification relies on that).
 #include <bit>
 #include <cstdint>
 #include <string_view>
@@ -77,6 +78,18 @@ inline IntRowArgs input(const IntRowArgs& a, int i) {
 // Writes input i's dot product with the row to out[i * outStride].
 using IntRowDot = void (*)(const IntRowArgs& args, float* out, int64_t outStride);
 
+// kIntTileRows consecutive weight rows against any number of inputs (prefill), each number
+// exactly the row kernels'. `first` describes the first row and all the inputs; row r's codes
+// are rowBytes * r and its scales scaleStride * r scale values further on.
+inline constexpr int kIntTileRows = 8;
+struct IntTileArgs {
+  IntRowArgs first;
+  int64_t rowBytes;
+  int64_t scaleStride;
+};
+// Writes input i's dot product with row r to out[i * outStride + r].
+using IntTileDot = void (*)(const IntTileArgs& args, float* out, int64_t outStride);
+
 // x86-64: AVX2 (maddubs), AVX-VNNI (256-bit vpdpbusd, VEX), AVX-512 VNNI on zmm registers and
 // the same 256-bit kernels as AVX-VNNI encoded for AVX-512 VNNI + VL ("avx512vnni-256": on
 // CPUs whose 512-bit units are two 256-bit halves). Arm64: NEON with the dot-product extension.
@@ -99,6 +112,8 @@ struct IntKernels {
   IntKernelPath path;
   IntRowDot int8;
   IntRowDot int4;
+  IntTileDot int8Tile = nullptr;  // where the path has them; else rows one by one
+  IntTileDot int4Tile = nullptr;
 };
 
 // Throws strata::Error if the path is not available on this CPU.
@@ -113,6 +128,8 @@ void dotInt8Scalar(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt4Scalar(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt8Avx2(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt4Avx2(const IntRowArgs& a, float* out, int64_t outStride);
+void tileInt8Avx2(const IntTileArgs& t, float* out, int64_t outStride);
+void tileInt4Avx2(const IntTileArgs& t, float* out, int64_t outStride);
 void dotInt8AvxVnni(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt4AvxVnni(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt8Avx512Vnni(const IntRowArgs& a, float* out, int64_t outStride);

@@ -63,6 +63,7 @@ void RowProduct::selectPath(const Matrix& w) {
 void RowProduct::prepareInteger(const RowProduct* sameInput) {
   const quant::QuantizedMatrix& w = *quantized_;
   rowDot_ = w.format == quant::IntFormat::Int8 ? kernels_.int8 : kernels_.int4;
+  tileDot_ = w.format == quant::IntFormat::Int8 ? kernels_.int8Tile : kernels_.int4Tile;
   blocks_ = w.paddedCols / quant::kBlock;
   groupShift_ = groupShiftOf(w.groupSize, w.paddedCols);
   if (sameInput && sameInput->input_ && sameInput->cols_ == cols_ &&
@@ -99,19 +100,33 @@ void RowProduct::computeRows(int64_t begin, int64_t end, std::vector<float>& scr
       }
       return;
     case Path::Integer: {
+      const quant::QuantizedMatrix& w = *quantized_;
+      const int64_t groups = w.groupsPerRow();
+      const int64_t scaleBytes = groups * quant::scaleWidth(w.format);
+      IntRowArgs args{nullptr, nullptr, groupShift_, 0, nullptr, nullptr, nullptr, w.paddedCols};
+      auto point = [&](IntRowArgs& a, int64_t r, int64_t i) {
+        a.weights = w.codes() + r * w.rowBytes();
+        a.weightScales = static_cast<const std::byte*>(w.scaleData()) + r * scaleBytes;
+        a.codes = input_->activations.codes.data() + i * w.paddedCols;
+        a.actScales = input_->activations.scales.data() + i * blocks_;
+        if (!input_->int4Offsets.empty()) a.int4Offsets = input_->int4Offsets.data() + i * blocks_;
+      };
+      int64_t r = begin;
+      // Many inputs (prefill): eight rows at a time against all of them.
+      if (tileDot_ && n_ >= kTileMinInputs) {
+        for (; r + kIntTileRows <= end; r += kIntTileRows) {
+          IntTileArgs tile{args, w.rowBytes(), groups};
+          point(tile.first, r, 0);
+          tile.first.inputs = static_cast<int>(n_);
+          tileDot_(tile, y_ + r, rows_);
+        }
+      }
       // The arguments are set up once for the range; each row then costs one kernel call per
       // kMaxDotInputs inputs (decode: one), which meets the inputs while its bytes are in cache.
-      const quant::QuantizedMatrix& w = *quantized_;
-      const int64_t scaleBytes = w.groupsPerRow() * quant::scaleWidth(w.format);
-      IntRowArgs args{nullptr, nullptr, groupShift_, 0, nullptr, nullptr, nullptr, w.paddedCols};
-      for (int64_t r = begin; r < end; ++r) {
-        args.weights = w.codes() + r * w.rowBytes();
-        args.weightScales = static_cast<const std::byte*>(w.scaleData()) + r * scaleBytes;
+      for (; r < end; ++r) {
         for (int64_t i = 0; i < n_; i += kMaxDotInputs) {
+          point(args, r, i);
           args.inputs = static_cast<int>(std::min<int64_t>(kMaxDotInputs, n_ - i));
-          args.codes = input_->activations.codes.data() + i * w.paddedCols;
-          args.actScales = input_->activations.scales.data() + i * blocks_;
-          if (!input_->int4Offsets.empty()) args.int4Offsets = input_->int4Offsets.data() + i * blocks_;
           rowDot_(args, y_ + r + i * rows_, rows_);
         }
       }

@@ -15,6 +15,9 @@ namespace strata::kernels {
 
 class RowProduct {
  public:
+  // Inputs from which the rows go through the path's tile kernel, where it has one.
+  static constexpr int64_t kTileMinInputs = 5;
+
   enum class Path { F32, Bf16, Dequant, Integer };
 
   // F32 and BF16 weights, or quantized ones (dequantized, or with int8 activations when
@@ -58,6 +61,7 @@ class RowProduct {
   IntKernels kernels_;
   std::shared_ptr<const IntegerInput> input_;
   IntRowDot rowDot_ = nullptr;
+  IntTileDot tileDot_ = nullptr;  // rows eight at a time, from kTileMinInputs inputs
   int groupShift_ = 0;
   int64_t blocks_ = 0;
 };
