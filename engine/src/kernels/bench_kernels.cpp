@@ -101,13 +101,24 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
         }) / copies;
         record(r, bytes / copies, threads);
       }
-      // Prefill shape: 64 activation rows reuse each weight row from cache.
+      // Prefill shape: 64 activation rows reuse each weight row from cache. Where the best
+      // path has tile kernels, also its row kernels alone ("-rows"), the baseline they beat.
       omp_set_num_threads(report.threadsAll);
       measureLimit(report.threadsAll);
-      KernelBenchResult r{std::string(v.name) + "_matmul64", std::string(kernels::pathName(best.path)),
-                          0, shape.rows, shape.cols, 64};
-      r.seconds = medianSeconds(repeats, [&] { kernels::matmulInteger(first, x.data(), 64, y.data(), best); });
-      record(r, first.bytes(), report.threadsAll);
+      kernels::IntKernels rowsOnly = best;
+      rowsOnly.int8Tile = rowsOnly.int4Tile = nullptr;
+      const bool tiled =
+          (v.format == quant::IntFormat::Int8 ? best.int8Tile : best.int4Tile) != nullptr;
+      std::vector<const kernels::IntKernels*> measured{&best};
+      if (tiled) measured.push_back(&rowsOnly);
+      for (const kernels::IntKernels* k : measured) {
+        const std::string path =
+            std::string(kernels::pathName(best.path)) + (k == &rowsOnly ? "-rows" : "");
+        KernelBenchResult r{std::string(v.name) + "_matmul64", path, 0, shape.rows, shape.cols, 64};
+        r.seconds = medianSeconds(
+            repeats, [&] { kernels::matmulInteger(first, x.data(), 64, y.data(), *k); });
+        record(r, first.bytes(), report.threadsAll);
+      }
     }
     // f32 reference point, and BF16 (a Hugging Face checkpoint's weights kept as stored:
     // --precision native), widened in registers.
