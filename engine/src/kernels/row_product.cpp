@@ -121,8 +121,8 @@ void RowProduct::computeRows(int64_t begin, int64_t end, std::vector<float>& scr
           tileDot_(tile, y_ + r, rows_);
         }
       }
-      // The arguments are set up once for the range; each row then costs one kernel call per
-      // kMaxDotInputs inputs (decode: one), which meets the inputs while its bytes are in cache.
+      // The rest row by row: one kernel call per kMaxDotInputs inputs (decode: one), which
+      // meets the inputs while the row's bytes are in cache.
       for (; r < end; ++r) {
         for (int64_t i = 0; i < n_; i += kMaxDotInputs) {
           point(args, r, i);
