@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "io/durable_file.h"
 #include "memory_options.h"
+#include "precision_options.h"
 #include "speculation_options.h"
 #include "strata/chat.h"
 #include "strata/engine.h"
@@ -85,14 +86,9 @@ ConversationSetup setUp(const Args& args) {
   s.generate.grammar = grammarOption(args);
   EngineSettings settings;
   if (args.has("threads")) settings.threads = parseInt(args.require("threads"), "--threads");
-  const std::string precision = args.get("precision", "f32");
-  if (precision == "native") settings.precision = Precision::Native;
-  else if (precision != "f32") throw UsageError("--precision must be f32 or native");
+  applyPrecisionOptions(args, settings);
   applyMemoryOptions(args, settings.memory);
   applySpeculationOptions(args, settings.speculation);
-  const auto kvPrecision = parseKvPrecision(args.get("kv-precision", "f32"));
-  if (!kvPrecision) throw UsageError("--kv-precision must be f32, bf16 or f16");
-  settings.kvPrecision = *kvPrecision;
   s.engine = Engine::open(args.require("model"), settings);
   if (!s.engine->tokenizer())
     throw Error(args.require("model") + ": no tokenizer.json, so there is no text to chat with");

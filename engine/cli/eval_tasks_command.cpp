@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.h"
+#include "precision_options.h"
 #include "task_eval.h"
 
 namespace strata::cli {
@@ -19,13 +20,8 @@ int runEvalTasks(const Args& args) {
   const bool json = args.has("json");
 
   EngineSettings settings;
-  const std::string precision = args.get("precision", "f32");
-  if (precision == "native") settings.precision = Precision::Native;
-  else if (precision != "f32") throw UsageError("--precision must be f32 or native");
+  applyPrecisionOptions(args, settings);
   if (args.has("threads")) settings.threads = parseInt(args.require("threads"), "--threads");
-  const auto kvPrecision = parseKvPrecision(args.get("kv-precision", "f32"));
-  if (!kvPrecision) throw UsageError("--kv-precision must be f32, bf16 or f16");
-  settings.kvPrecision = *kvPrecision;
   auto engine = Engine::open(modelDir, settings);
 
   using RowCallback = std::function<void(const std::string&, bool, const std::string&, const std::string&)>;
@@ -45,8 +41,12 @@ int runEvalTasks(const Args& args) {
   }
   const TaskScore& all = result.overall;
   if (json)
-    std::puts(nlohmann::ordered_json({{"overall", all.accuracy()}, {"tasks", tasks}, {"counts", counts},
-                                      {"model", modelDir}, {"precision", precision}})
+    std::puts(nlohmann::ordered_json(
+                  {{"overall", all.accuracy()},
+                   {"tasks", tasks},
+                   {"counts", counts},
+                   {"model", modelDir},
+                   {"precision", settings.precision == Precision::Native ? "native" : "f32"}})
                   .dump()
                   .c_str());
   else

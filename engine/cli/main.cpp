@@ -15,20 +15,20 @@ using strata::cli::Command;
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"eval", {"dense-attention"}, strata::cli::runEval,
-       R"(eval      --model DIR --tokens IDS [--precision f32|native] [--logits-out FILE]
+       R"(eval      --model DIR --tokens IDS [--precision native|f32] [--logits-out FILE]
             [--mtp-logits-out FILE] [--attention auto|expanded|absorbed] [--dense-attention]
             [--threads N]
             Teacher-forced forward pass. Prints "top1: <id> ..." (argmax per position) and, with
             --mtp-logits-out, "mtp_top1: ...". Logit files are little-endian float32
             [tokens x vocab]; MTP logits [tokens-1 x vocab], row p predicting token p+2.)"},
       {"generate", {"greedy"}, strata::cli::runGenerate,
-       R"(generate  --model DIR --tokens IDS --max-new N --greedy [--precision f32|native]
+       R"(generate  --model DIR --tokens IDS --max-new N --greedy [--precision native|f32]
             [--threads N]
             Greedy continuation. Prints the new ids as "ids: <id> ...".)"},
       {"run", {"no-think"}, strata::cli::runRun,
        R"(run       --model DIR --prompt TEXT [--system TEXT] [--no-think] [--max-new N]
             [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R]
-            [--logit-bias ID=BIAS,...] [--seed S] [--threads N] [--precision f32|native]
+            [--logit-bias ID=BIAS,...] [--seed S] [--threads N] [--precision native|f32]
             [--ram-gb X]
             [--io direct|buffered|uring] [--kv-precision f32|bf16|f16]
             [--grammar FILE.gbnf | --json-schema FILE.json]
@@ -53,7 +53,7 @@ const std::vector<Command>& commands() {
             --session FILE: continue the conversation saved in FILE (created if absent) and
             save it after every turn, its KV cache in FILE.kv, so reopening is instant.)"},
       {"eval-tasks", {"json", "verbose"}, strata::cli::runEvalTasks,
-       R"(eval-tasks --model DIR [--tasks FILE.jsonl] [--precision f32|native] [--json]
+       R"(eval-tasks --model DIR [--tasks FILE.jsonl] [--precision native|f32] [--json]
             [--max-new N] [--limit N] [--verbose] [--threads N] [--kv-precision f32|bf16|f16]
             Exact-match accuracy on a held-out task set (default DIR/eval.jsonl; rows
             {"task", "messages", "answer"}), greedy, per task and overall. --json: the last
@@ -97,7 +97,8 @@ const std::vector<Command>& commands() {
       {"bench spec", {"json"}, strata::cli::runBenchSpec,
        R"(bench spec --model DIR [--prompts FILE.jsonl] [--modes ram,stream] [--count N]
             [--tokens N] [--repeats N] [--depth N] [--mtp-min-prob P] [--mtp-vocab F]
-            [--expert-fraction F] [--work DIR] [--threads N] [--json]
+            [--expert-fraction F] [--work DIR] [--threads N] [--precision native|f32]
+            [--kv-precision f32|bf16|f16] [--json]
             Speculative decoding against plain decoding in the same run, greedy, on the
             model's eval prompts (DIR/eval.jsonl or --prompts): per drafter (mtp, ngram,
             grammar on the JSON prompts under a schema of their expected keys, and auto =
@@ -111,7 +112,8 @@ const std::vector<Command>& commands() {
             verify_cost, ceiling, ...).)"},
       {"bench serve", {"json"}, strata::cli::runBenchServe,
        R"(bench serve --model DIR [--streams 1,2,4] [--tokens N] [--prompt-tokens N]
-            [--repeats N] [--threads N] [--ram-gb X] [--io direct|buffered|uring] [--json]
+            [--repeats N] [--threads N] [--ram-gb X] [--io direct|buffered|uring]
+            [--precision native|f32] [--kv-precision f32|bf16|f16] [--json]
             What batching the server's slots buys: N sessions generating at once (random
             prompts, N x --tokens tokens, default 32 each), their steps batched by the engine
             and, for comparison, run separately; aggregate tokens/s (median over repeats,
@@ -174,7 +176,8 @@ const std::vector<Command>& commands() {
             [--queue N] [--model-id NAME] [--max-body-bytes N] [--max-prompt-tokens N]
             [--timeout-s S] [--cors] [--threads N] [--ram-gb X] [--io direct|buffered|uring]
             [--speculate auto|off|mtp,ngram,grammar] [--mtp-depth N] [--mtp-min-prob P] [--mtp-vocab F]
-            [--batch auto|on|off] [--prefill-chunk N]
+            [--batch auto|on|off] [--prefill-chunk N] [--precision native|f32]
+            [--kv-precision f32|bf16|f16]
             OpenAI-compatible HTTP server: GET /health, GET /v1/models, POST
             /v1/chat/completions and /v1/completions (streaming with SSE). Loopback by default;
             port 0 picks a free port. Prints "listening on http://HOST:PORT"; SIGINT or SIGTERM

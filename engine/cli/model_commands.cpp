@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "precision_options.h"
 #include "strata/engine.h"
 
 namespace strata::cli {
@@ -16,10 +17,7 @@ static_assert(std::endian::native == std::endian::little,
 
 strata::EngineSettings settingsFrom(const Args& args) {
   strata::EngineSettings s;
-  const std::string precision = args.get("precision", "f32");
-  if (precision == "f32") s.precision = strata::Precision::F32;
-  else if (precision == "native") s.precision = strata::Precision::Native;
-  else throw UsageError("--precision must be f32 or native, not '" + precision + "'");
+  applyPrecisionOptions(args, s);
   const std::string form = args.get("attention", "auto");
   if (form == "auto") s.attentionForm = strata::AttentionForm::Automatic;
   else if (form == "expanded") s.attentionForm = strata::AttentionForm::Expanded;

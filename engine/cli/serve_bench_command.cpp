@@ -7,13 +7,14 @@
 
 #include "commands.h"
 #include "memory_options.h"
+#include "precision_options.h"
 #include "strata/serve_bench.h"
 
 namespace strata::cli {
 
 int runBenchServe(const Args& args) {
-  args.allowOnly({"model", "streams", "tokens", "prompt-tokens", "repeats", "threads", "ram-gb", "io",
-                  "json"});
+  args.allowOnly({"model", "streams", "tokens", "prompt-tokens", "repeats", "threads", "ram-gb",
+                  "io", "json", "precision", "kv-precision"});
   ServeBenchOptions o;
   o.model = args.require("model");
   o.streams.clear();
@@ -23,6 +24,7 @@ int runBenchServe(const Args& args) {
   o.promptTokens = parseInt(args.get("prompt-tokens", "16"), "--prompt-tokens");
   o.repeats = parseInt(args.get("repeats", "3"), "--repeats");
   o.settings.threads = parseInt(args.get("threads", "0"), "--threads");
+  applyPrecisionOptions(args, o.settings);
   applyMemoryOptions(args, o.settings.memory);
   const bool json = args.has("json");
 

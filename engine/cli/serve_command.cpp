@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "http_server.h"
 #include "memory_options.h"
+#include "precision_options.h"
 #include "speculation_options.h"
 #include "strata/engine.h"
 
@@ -50,13 +51,17 @@ server::ServerSettings serverSettings(const Args& args, const std::filesystem::p
 }  // namespace
 
 int runServe(const Args& args) {
-  args.allowOnly({"model", "model-id", "host", "port", "api-key", "slots", "queue", "ram-gb", "io",
-                  "threads", "max-body-bytes", "max-prompt-tokens", "timeout-s", "cors", "speculate",
-                  "mtp-depth", "mtp-min-prob", "mtp-vocab", "prefill-chunk", "batch"});
+  args.allowOnly({"model",        "model-id",    "host",           "port",
+                  "api-key",      "slots",       "queue",          "ram-gb",
+                  "io",           "threads",     "max-body-bytes", "max-prompt-tokens",
+                  "timeout-s",    "cors",        "speculate",      "mtp-depth",
+                  "mtp-min-prob", "mtp-vocab",   "prefill-chunk",  "batch",
+                  "precision",    "kv-precision"});
   const std::filesystem::path model = args.require("model");
   const server::ServerSettings settings = serverSettings(args, model);
   EngineSettings engineSettings;
   if (args.has("threads")) engineSettings.threads = parseInt(args.require("threads"), "--threads");
+  applyPrecisionOptions(args, engineSettings);
   applyMemoryOptions(args, engineSettings.memory);
   engineSettings.memory.sessions = settings.slotCount;  // each slot's KV cache is in the plan
   applySpeculationOptions(args, engineSettings.speculation);

@@ -6,13 +6,15 @@
 #include <string>
 
 #include "commands.h"
+#include "precision_options.h"
 #include "strata/spec_bench.h"
 
 namespace strata::cli {
 
 int runBenchSpec(const Args& args) {
   args.allowOnly({"model", "prompts", "modes", "count", "tokens", "repeats", "depth",
-                  "mtp-min-prob", "mtp-vocab", "expert-fraction", "work", "threads", "json"});
+                  "mtp-min-prob", "mtp-vocab", "expert-fraction", "work", "threads", "json",
+                  "precision", "kv-precision"});
   SpecBenchOptions o;
   o.model = args.require("model");
   o.prompts = args.get("prompts", "");
@@ -31,6 +33,7 @@ int runBenchSpec(const Args& args) {
     throw UsageError("--expert-fraction must be in (0, 1): streaming needs a cache smaller than the experts");
   o.workDirectory = args.get("work", "");
   o.settings.threads = parseInt(args.get("threads", "0"), "--threads");
+  applyPrecisionOptions(args, o.settings);
   const bool json = args.has("json");
 
   const auto rows = benchSpeculation(o, [](const std::string& line) {
