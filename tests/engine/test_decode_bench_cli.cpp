@@ -154,6 +154,46 @@ class TestDecodeBenchCli : public QObject {
                             .arg(allowance)));
   }
 
+  // GLM-5's per-head attention widths (nope 192 + v 256 per head, a 512-wide latent) and 32
+  // heads: a 2,000-token prompt's prefill takes the expanded form, whose keys and values were
+  // once expanded for all heads at once (2,000 x 32 x 448 floats, 115 MB, peaking ~38 MiB past
+  // budget + allowance); per head and thread they stay well within it.
+  void manyHeadsLongPromptStaysWithinTheBudget() {
+    const fs::path root = fs::path(tmp_.path().toStdString()) / "heads";
+    fs::create_directories(root);
+    nlohmann::json c = expertHeavyConfig();
+    c["hidden_size"] = 2048;
+    c["num_hidden_layers"] = 2;
+    c["num_attention_heads"] = 32;
+    c["q_lora_rank"] = 128;
+    c["kv_lora_rank"] = 512;
+    c["qk_nope_head_dim"] = 192;
+    c["qk_rope_head_dim"] = 64;
+    c["v_head_dim"] = 256;
+    c["index_head_dim"] = 128;
+    c["index_topk"] = 2048;
+    c["max_position_embeddings"] = 4096;
+    c["n_routed_experts"] = 8;
+    c["num_experts_per_tok"] = 2;
+    c["moe_intermediate_size"] = 256;
+    std::ofstream(root / "config.json") << c.dump();
+    const CliRun made = runCli(
+        {"synth", "--from-config", path(root / "config.json"), "--out", path(root / "model")});
+    QVERIFY2(made.exitCode == 0, qPrintable(made.err));
+    const CliRun r = runCli({"bench", "decode", "--model", path(root / "model"),
+                             "--expert-fraction", "0.5", "--io", "buffered", "--prompt-tokens",
+                             "2000", "--context", "2048", "--tokens", "2", "--json"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const QJsonObject j = lastJsonLine(r.out);
+    const double budget = j["budget_bytes"].toDouble();
+    const double allowance = j["baseline_rss_bytes"].toDouble() + 24.0 * 1048576;  // as above
+    QVERIFY2(j["peak_rss_bytes"].toDouble() <= budget + allowance,
+             qPrintable(QString("peak RSS %1 > budget %2 + allowance %3")
+                            .arg(j["peak_rss_bytes"].toDouble())
+                            .arg(budget)
+                            .arg(allowance)));
+  }
+
   void everythingFitsReadsNothingWhileDecoding() {
     const CliRun r = runCli({"bench", "decode", "--model", path(model_), "--expert-fraction", "1",
                              "--tokens", "4", "--io", "direct", "--context", "256", "--json"});

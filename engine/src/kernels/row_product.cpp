@@ -83,20 +83,25 @@ void RowProduct::prepareInteger(const RowProduct* sameInput) {
 }
 
 void RowProduct::computeRows(int64_t begin, int64_t end, std::vector<float>& scratch) const {
+  computeRowsInto(begin, end, y_ + begin, rows_, scratch);
+}
+
+void RowProduct::computeRowsInto(int64_t begin, int64_t end, float* out, int64_t outStride,
+                                 std::vector<float>& scratch) const {
   switch (path_) {
     case Path::F32:
-      rowsTimesInputs(matrix_->f32Data() + begin * cols_, end - begin, x_, n_, cols_, rows_,
-                      y_ + begin);
+      rowsTimesInputs(matrix_->f32Data() + begin * cols_, end - begin, x_, n_, cols_, outStride,
+                      out);
       return;
     case Path::Bf16:
-      bf16RowsTimesInputs(matrix_->bf16Data() + begin * cols_, end - begin, x_, n_, cols_, rows_,
-                          y_ + begin);
+      bf16RowsTimesInputs(matrix_->bf16Data() + begin * cols_, end - begin, x_, n_, cols_,
+                          outStride, out);
       return;
     case Path::Dequant:
       scratch.resize(static_cast<size_t>(cols_));
       for (int64_t r = begin; r < end; ++r) {
         quant::dequantizeRow(*quantized_, r, scratch.data());
-        rowTimesInputs(scratch.data(), x_, n_, cols_, rows_, y_ + r);
+        rowTimesInputs(scratch.data(), x_, n_, cols_, outStride, out + (r - begin));
       }
       return;
     case Path::Integer: {
@@ -118,7 +123,7 @@ void RowProduct::computeRows(int64_t begin, int64_t end, std::vector<float>& scr
           IntTileArgs tile{args, w.rowBytes(), groups};
           point(tile.first, r, 0);
           tile.first.inputs = static_cast<int>(n_);
-          tileDot_(tile, y_ + r, rows_);
+          tileDot_(tile, out + (r - begin), outStride);
         }
       }
       // The rest row by row: one kernel call per kMaxDotInputs inputs (decode: one), which
@@ -127,7 +132,7 @@ void RowProduct::computeRows(int64_t begin, int64_t end, std::vector<float>& scr
         for (int64_t i = 0; i < n_; i += kMaxDotInputs) {
           point(args, r, i);
           args.inputs = static_cast<int>(std::min<int64_t>(kMaxDotInputs, n_ - i));
-          rowDot_(args, y_ + r + i * rows_, rows_);
+          rowDot_(args, out + (r - begin) + i * outStride, outStride);
         }
       }
       return;

@@ -38,6 +38,10 @@ class RowProduct {
   // Output rows begin .. end - 1 for every input. `scratch` is the calling thread's buffer for
   // a dequantized row. A row's numbers do not depend on the range it is computed in.
   void computeRows(int64_t begin, int64_t end, std::vector<float>& scratch) const;
+  // The same rows written elsewhere: row r's result for input i at out[i * outStride + r -
+  // begin] (a slice of the rows, such as one attention head's, into a buffer of its own).
+  void computeRowsInto(int64_t begin, int64_t end, float* out, int64_t outStride,
+                       std::vector<float>& scratch) const;
   // This thread's even share of the rows, from inside a parallel region (the split
   // schedule(static) makes), or every row outside one.
   void computeShare(std::vector<float>& scratch) const;

@@ -64,15 +64,20 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
   constexpr int64_t kSpanPerSelected = 4;  // all keys' logits while <= 4x the selection
   const int64_t keys = batch.start + batch.count;
   const int64_t headWidth = d.nope + d.v;
-  const int64_t kvWidth = int64_t{d.heads} * headWidth;
-  std::vector<float> kv(static_cast<size_t>(keys * kvWidth));
   std::vector<float> widenedLatent, widenedRope;  // a 16-bit cache's rows as f32
-  kernels::matmul(kvB, cache.latent.rowsF32(0, keys, widenedLatent), keys, kv.data());
+  // Each head's keys and values are expanded by the thread that attends with them, into its
+  // own buffer: all heads at once would hold keys x heads x (nope + v) floats (GLM-5: 115 KB a
+  // key, a gigabyte for a 9,000-token prompt), far past the memory plan's scratch.
+  const kernels::RowProduct expand(kvB, cache.latent.rowsF32(0, keys, widenedLatent), keys, nullptr,
+                                   false, kernels::KernelConfig{}.intKernels);
   const float* ropeKeys = cache.ropeKey.rowsF32(0, keys, widenedRope);
 
-  const bool parallel = batch.count * d.heads * keys * (d.qk + d.v) >= kernels::kParallelThreshold;
+  const bool parallel =
+      keys * d.heads * headWidth * (kvB.cols() + batch.count) >= kernels::kParallelThreshold;
 #pragma omp parallel if (parallel)
   {
+    std::vector<float> headKV(static_cast<size_t>(keys * headWidth));  // key t's at t * headWidth
+    std::vector<float> scratch;                                        // a dequantized kv_b row
     std::vector<float> keysT;  // the head's keys (nope, then rope) transposed: [qk][keys]
     std::vector<const float*> keysTRows(static_cast<size_t>(d.qk));  // row j: component j
     std::vector<float> logits(static_cast<size_t>(kRowGroup * keys));
@@ -82,15 +87,16 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
     std::vector<const float*> pickedValues(static_cast<size_t>(keys));
 #pragma omp for schedule(dynamic)
     for (int h = 0; h < d.heads; ++h) {
-      const float* headKeys = kv.data() + int64_t{h} * headWidth;  // key t at t * kvWidth
+      expand.computeRowsInto(h * headWidth, (h + 1) * headWidth, headKV.data(), headWidth, scratch);
+      const float* headKeys = headKV.data();
       for (int64_t t = 0; t < keys; ++t)
-        values[static_cast<size_t>(t)] = headKeys + t * kvWidth + d.nope;
+        values[static_cast<size_t>(t)] = headKeys + t * headWidth + d.nope;
       keysT.clear();
       auto transposeKeys = [&] {
         keysT.resize(static_cast<size_t>(d.qk * keys));
         for (int64_t t = 0; t < keys; ++t) {
           for (int j = 0; j < d.nope; ++j)
-            keysT[static_cast<size_t>(j * keys + t)] = headKeys[t * kvWidth + j];
+            keysT[static_cast<size_t>(j * keys + t)] = headKeys[t * headWidth + j];
           for (int j = 0; j < d.rope; ++j)
             keysT[static_cast<size_t>((d.nope + j) * keys + t)] = ropeKeys[t * d.rope + j];
         }
@@ -121,7 +127,7 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
           const float* qh = q + (s * d.heads + h) * d.qk;
           int64_t len = 0;
           forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
-            const float* key = headKeys + t * kvWidth;
+            const float* key = headKeys + t * headWidth;
             picked[static_cast<size_t>(len)] =
                 (kernels::dot(qh, key, d.nope) +
                  kernels::dot(qh + d.nope, ropeKeys + t * d.rope, d.rope)) *
