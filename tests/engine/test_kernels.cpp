@@ -436,7 +436,8 @@ class TestKernels : public QObject {
     }
   }
 
-  // rowsTimesInputs over `count` rows finishes its dots four at a time, across rows and inputs:
+  // rowsTimesInputs over `count` rows (consecutive, or gathered from anywhere) finishes its dots
+  // four at a time, across rows and inputs:
   // every row's output is the documented order's (bf16: on the widened weights) for any count,
   // including groups cut short, and nothing is written past the count in a strided output.
   void rowsTimesInputsWritesEachRow_data() {
@@ -460,21 +461,32 @@ class TestKernels : public QObject {
         widened[k] = quant::bf16ToF32(bf16[k]);
       }
       const float nan = std::numeric_limits<float>::quiet_NaN();
-      std::vector<float> y(static_cast<size_t>(inputs) * stride, nan), yBf16 = y;
+      std::vector<float> y(static_cast<size_t>(inputs) * stride, nan), yBf16 = y, yGathered = y;
       kernels::rowsTimesInputs(w.data(), count, x.data(), inputs, cols, stride, y.data());
       kernels::bf16RowsTimesInputs(bf16.data(), count, x.data(), inputs, cols, stride,
                                    yBf16.data());
+      // The gathered form with the rows listed last first: output r is the row at rows[r].
+      std::vector<const float*> reversed;
+      for (int r = count - 1; r >= 0; --r)
+        reversed.push_back(w.data() + static_cast<size_t>(r) * cols);
+      kernels::gatheredRowsTimesInputs(reversed.data(), count, x.data(), inputs, cols, stride,
+                                       yGathered.data());
       for (int i = 0; i < inputs; ++i)
         for (int r = 0; r < stride; ++r) {
           const float got = y[static_cast<size_t>(i) * stride + r];
           const float gotBf16 = yBf16[static_cast<size_t>(i) * stride + r];
           const QString where = QString("cols %1, input %2, row %3").arg(cols).arg(i).arg(r);
+          const float gotGathered = yGathered[static_cast<size_t>(i) * stride + r];
           if (r >= count) {
-            QVERIFY2(std::isnan(got) && std::isnan(gotBf16),
+            QVERIFY2(std::isnan(got) && std::isnan(gotBf16) && std::isnan(gotGathered),
                      qPrintable(where + ": written past the rows"));
             continue;
           }
           const float* xi = x.data() + static_cast<size_t>(i) * cols;
+          QVERIFY2(
+              gotGathered == test::documentedDot(
+                                 w.data() + static_cast<size_t>(count - 1 - r) * cols, xi, cols),
+              qPrintable(where + ": gathered row not the documented order"));
           QVERIFY2(got == test::documentedDot(w.data() + static_cast<size_t>(r) * cols, xi, cols),
                    qPrintable(where + ": not the documented order"));
           QVERIFY2(gotBf16 == test::documentedDot(widened.data() + static_cast<size_t>(r) * cols,

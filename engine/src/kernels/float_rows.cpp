@@ -1,7 +1,6 @@
-// The f32 row kernels of matmul.h (rowsTimesInputs, bf16RowsTimesInputs, addScaledRows), each
-// built for three vector widths and picked per call by the CPU:
-// 16 floats (AVX-512), 8 (AVX2) and 4 (baseline SSE2, NEON), so the binary runs on any x86-64
-// without -march=native.
+// The f32 row kernels of matmul.h (rowsTimesInputs, its gathered and bf16 forms, addScaledRows),
+// each built for three vector widths and picked per call by the CPU: 16 floats (AVX-512), 8 (AVX2)
+// and 4 (baseline SSE2, NEON), so the binary runs on any x86-64 without -march=native.
 //
 // A dot product is 32 partial sums (two 16-column halves of each 32-column chunk, so two add
 // chains hide each other's latency), then a pairwise sum; a tail under 16 goes into the first
@@ -253,6 +252,18 @@ __attribute__((always_inline)) inline void rowsTimesInputsOf(const T* w, int64_t
   totals.flush();
 }
 
+// The same for rows anywhere in memory, row r at rows[r].
+template <int kMaxInputs, int W>
+__attribute__((always_inline)) inline void gatheredRowsTimesInputsOf(const float* const* rows,
+                                                                     int64_t count, const float* x,
+                                                                     int64_t n, int64_t cols,
+                                                                     int64_t outStride, float* y) {
+  FourLaneTotals totals;
+  for (int64_t r = 0; r < count; ++r)
+    rowTimesInputsOf<float, kMaxInputs, W>(rows[r], x, n, cols, outStride, y + r, totals);
+  totals.flush();
+}
+
 // addScaledRows for kN outputs: each block of two vectors of the outputs stays in registers
 // while every row adds into it, in row order; leftover columns one by one, also in row order.
 // Each output's sums are in row order whatever the width.
@@ -360,6 +371,21 @@ void rowsTimesInputs4(const float* w, int64_t count, const float* x, int64_t n, 
   rowsTimesInputsOf<float, 2, 4>(w, count, x, n, cols, rows, y);
 }
 
+STRATA_TARGET_16 void gatheredRowsTimesInputs16(const float* const* rows, int64_t count,
+                                                const float* x, int64_t n, int64_t cols,
+                                                int64_t outStride, float* y) {
+  gatheredRowsTimesInputsOf<4, 16>(rows, count, x, n, cols, outStride, y);
+}
+STRATA_TARGET_8 void gatheredRowsTimesInputs8(const float* const* rows, int64_t count,
+                                              const float* x, int64_t n, int64_t cols,
+                                              int64_t outStride, float* y) {
+  gatheredRowsTimesInputsOf<2, 8>(rows, count, x, n, cols, outStride, y);
+}
+void gatheredRowsTimesInputs4(const float* const* rows, int64_t count, const float* x, int64_t n,
+                              int64_t cols, int64_t outStride, float* y) {
+  gatheredRowsTimesInputsOf<2, 4>(rows, count, x, n, cols, outStride, y);
+}
+
 STRATA_TARGET_16 void bf16RowsTimesInputs16(const uint16_t* w, int64_t count, const float* x,
                                             int64_t n, int64_t cols, int64_t rows, float* y) {
   rowsTimesInputsOf<uint16_t, 4, 16>(w, count, x, n, cols, rows, y);
@@ -412,6 +438,12 @@ void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, in
 void rowsTimesInputs(const float* w, int64_t count, const float* x, int64_t n, int64_t cols,
                      int64_t rows, float* y) {
   atWidth(rowsTimesInputs16, rowsTimesInputs8, rowsTimesInputs4, w, count, x, n, cols, rows, y);
+}
+
+void gatheredRowsTimesInputs(const float* const* rows, int64_t count, const float* x, int64_t n,
+                             int64_t cols, int64_t outStride, float* y) {
+  atWidth(gatheredRowsTimesInputs16, gatheredRowsTimesInputs8, gatheredRowsTimesInputs4, rows,
+          count, x, n, cols, outStride, y);
 }
 
 void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,

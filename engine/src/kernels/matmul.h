@@ -68,6 +68,11 @@ void rowTimesInputs(const float* wr, const float* x, int64_t n, int64_t cols, in
 // several dots share their shuffles (short rows spend as long there as multiplying).
 void rowsTimesInputs(const float* w, int64_t count, const float* x, int64_t n, int64_t cols,
                      int64_t rows, float* y);
+// The same for rows anywhere in memory, row r at rows[r] (a query's selected cached keys), its
+// outputs at y[i * outStride + r]: one call for all of them, their dots finished four at a
+// time, where a call per row spent about as long entering and folding as multiplying.
+void gatheredRowsTimesInputs(const float* const* rows, int64_t count, const float* x, int64_t n,
+                             int64_t cols, int64_t outStride, float* y);
 // The same with bf16 weight rows, widened in registers: bit-identical to rowsTimesInputs on
 // the widened rows, reading half the bytes.
 void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,

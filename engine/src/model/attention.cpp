@@ -244,7 +244,8 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
     std::vector<float> qRope(static_cast<size_t>(kHeadGroup * d.rope));
     std::vector<float> oLatent(static_cast<size_t>(kHeadGroup * d.latent));
     std::vector<float> kvBBuffer(static_cast<size_t>(d.latent));
-    std::vector<const float*> latentRows(static_cast<size_t>(keys));
+    std::vector<const float*> latentRows(static_cast<size_t>(keys)),
+        ropeRows(static_cast<size_t>(keys));
     RowKeys rowKeys(cache);
 #pragma omp for collapse(2) schedule(dynamic)
     for (int64_t s = 0; s < batch.count; ++s) {
@@ -267,12 +268,13 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
         int64_t len = 0;
         forEachKey(sel, batch.visibleKeys(s), [&](int64_t t) {
           latentRows[static_cast<size_t>(len)] = rowKeys.latent(len, t);
-          kernels::rowTimesInputs(latentRows[static_cast<size_t>(len)], qLatent.data(), heads,
-                                  d.latent, keys, logits.data() + len);
-          kernels::rowTimesInputs(rowKeys.rope(len, t), qRope.data(), heads, d.rope, keys,
-                                  ropeLogits.data() + len);
+          ropeRows[static_cast<size_t>(len)] = rowKeys.rope(len, t);
           ++len;
         });
+        kernels::gatheredRowsTimesInputs(latentRows.data(), len, qLatent.data(), heads, d.latent,
+                                         keys, logits.data());
+        kernels::gatheredRowsTimesInputs(ropeRows.data(), len, qRope.data(), heads, d.rope, keys,
+                                         ropeLogits.data());
         std::fill(oLatent.begin(), oLatent.end(), 0.0f);
         for (int k = 0; k < heads; ++k) {
           float* headLogits = logits.data() + k * keys;
