@@ -221,13 +221,17 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
                     const TokenBatch& batch, std::span<const KeySelection> selection, float scale,
                     float* o) {
   constexpr int kHeadGroup = 4;  // rowTimesInputs takes up to four inputs per pass over a key
-  // A row of kvB as f32: read in place when held in f32, else widened into the thread's buffer
-  // (codes times their scale: the very values an f32 copy would hold).
+  // `count` rows of kvB from `first` as f32: read in place when held in f32, else widened into
+  // the thread's buffer (codes times their scale: the very values an f32 copy would hold).
   const bool inPlace = kvB.format() == kernels::WeightFormat::F32;
-  auto kvBRow = [&](int64_t r, std::vector<float>& buffer) -> const float* {
-    if (inPlace) return kvB.f32Data() + r * d.latent;
-    kvB.row(r, buffer.data());
-    return buffer.data();
+  auto kvBRows = [&](int64_t first, int64_t count, std::vector<float>& buffer,
+                     std::vector<const float*>& rows) -> const float* {
+    const float* base = inPlace ? kvB.f32Data() + first * d.latent : buffer.data();
+    for (int64_t i = 0; i < count; ++i) {
+      if (!inPlace) kvB.row(first + i, buffer.data() + i * d.latent);
+      rows[static_cast<size_t>(i)] = base + i * d.latent;
+    }
+    return base;
   };
   const int64_t rowsPerHead = d.nope + d.v;
   const int64_t keys = batch.start + batch.count;
@@ -243,7 +247,10 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
     std::vector<float> qLatent(static_cast<size_t>(kHeadGroup * d.latent));
     std::vector<float> qRope(static_cast<size_t>(kHeadGroup * d.rope));
     std::vector<float> oLatent(static_cast<size_t>(kHeadGroup * d.latent));
-    std::vector<float> kvBBuffer(static_cast<size_t>(d.latent));
+    // One head's W_UK or W_UV rows as f32, and pointers to them.
+    std::vector<float> kvBBuffer(inPlace ? 0
+                                         : static_cast<size_t>(std::max(d.nope, d.v) * d.latent));
+    std::vector<const float*> kvBRowPointers(static_cast<size_t>(std::max(d.nope, d.v)));
     std::vector<const float*> latentRows(static_cast<size_t>(keys)),
         ropeRows(static_cast<size_t>(keys));
     RowKeys rowKeys(cache);
@@ -252,14 +259,15 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
       for (int g = 0; g < groups; ++g) {
         const int first = g * kHeadGroup;
         const int heads = std::min(kHeadGroup, d.heads - first);
-        // q~ = W_UK^T q_nope for each head: a sum of W_UK's rows weighted by q_nope.
+        // q~ = W_UK^T q_nope for each head: a sum of W_UK's rows weighted by q_nope, in row
+        // order (addScaledRows adds as addScaledRow row by row would).
         std::fill(qLatent.begin(), qLatent.end(), 0.0f);
         for (int k = 0; k < heads; ++k) {
           const float* qh = q + (s * d.heads + first + k) * d.qk;
           const int64_t wUK = (first + k) * rowsPerHead;  // first of its [nope x latent] rows
-          for (int i = 0; i < d.nope; ++i)
-            kernels::addScaledRow(kvBRow(wUK + i, kvBBuffer), qh + i, 0, 1, d.latent,
-                                  qLatent.data() + k * d.latent);
+          kvBRows(wUK, d.nope, kvBBuffer, kvBRowPointers);
+          kernels::addScaledRows(kvBRowPointers.data(), d.nope, qh, 0, 1, d.latent,
+                                 qLatent.data() + k * d.latent, d.latent);
           std::copy(qh + d.nope, qh + d.qk, qRope.begin() + k * d.rope);
         }
 
@@ -287,9 +295,8 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
         for (int k = 0; k < heads; ++k) {
           const int64_t wUV = (first + k) * rowsPerHead + d.nope;  // first of its [v x latent] rows
           float* oh = o + (s * d.heads + first + k) * d.v;
-          for (int j = 0; j < d.v; ++j)
-            kernels::rowTimesInputs(kvBRow(wUV + j, kvBBuffer), oLatent.data() + k * d.latent, 1,
-                                    d.latent, 1, oh + j);
+          const float* rows = kvBRows(wUV, d.v, kvBBuffer, kvBRowPointers);
+          kernels::rowsTimesInputs(rows, d.v, oLatent.data() + k * d.latent, 1, d.latent, d.v, oh);
         }
       }
     }
