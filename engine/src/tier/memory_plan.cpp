@@ -55,9 +55,13 @@ std::string kvCacheText(const MemoryPlan& plan, const MemorySettings& s) {
 }
 
 // Activations of a prefill step (kPrefillChunkTokens) and the I/O threads' read buffers: an
-// estimate, checked against measured peak RSS by the tests and bench decode.
+// estimate, checked against measured peak RSS by the tests and bench decode. Attention's
+// queries and outputs are counted apart: many wide heads on a narrow model (64 x 512 floats
+// a token on a 512-wide one) outgrow the hidden-size term.
 int64_t scratchBytes(const model::ModelConfig& c, int64_t expertSpan, int ioDepth) {
-  const int64_t activations = kPrefillChunkTokens * (int64_t{c.hiddenSize} * 16 + c.vocabSize) * 4;
+  const int64_t attention = int64_t{c.numAttentionHeads} * (c.qkHeadDim() + c.vHeadDim);
+  const int64_t activations =
+      kPrefillChunkTokens * (int64_t{c.hiddenSize} * 16 + c.vocabSize + attention) * 4;
   return activations + int64_t{std::max(1, ioDepth)} * expertSpan + (int64_t{32} << 20);
 }
 
