@@ -57,6 +57,18 @@ QJsonObject lastJsonLine(const QByteArray& out) {
   return QJsonDocument::fromJson(lines.last()).object();
 }
 
+// The stated allowance over the budget: the program itself (measured before the model opens)
+// plus 24 MiB for allocator slack and thread stacks.
+void verifyPeakWithinBudget(const QJsonObject& j) {
+  const double budget = j["budget_bytes"].toDouble();
+  const double allowance = j["baseline_rss_bytes"].toDouble() + 24.0 * 1048576;
+  QVERIFY2(j["peak_rss_bytes"].toDouble() <= budget + allowance,
+           qPrintable(QString("peak RSS %1 > budget %2 + allowance %3")
+                          .arg(j["peak_rss_bytes"].toDouble())
+                          .arg(budget)
+                          .arg(allowance)));
+}
+
 }  // namespace
 
 class TestDecodeBenchCli : public QObject {
@@ -64,6 +76,24 @@ class TestDecodeBenchCli : public QObject {
 
   QTemporaryDir tmp_;
   fs::path model_;
+
+  // Synthesizes `config` in its own folder and runs `bench decode` on it after a prompt of
+  // `promptTokens` (half the experts cached): its JSON line, in `out`.
+  void prefillRun(const char* name, const nlohmann::json& config, int promptTokens, int context,
+                  QJsonObject& out) {
+    const fs::path root = fs::path(tmp_.path().toStdString()) / name;
+    fs::create_directories(root);
+    std::ofstream(root / "config.json") << config.dump();
+    const CliRun made = runCli(
+        {"synth", "--from-config", path(root / "config.json"), "--out", path(root / "model")});
+    QVERIFY2(made.exitCode == 0, qPrintable(made.err));
+    const CliRun r =
+        runCli({"bench", "decode", "--model", path(root / "model"), "--expert-fraction", "0.5",
+                "--io", "buffered", "--prompt-tokens", QString::number(promptTokens), "--context",
+                QString::number(context), "--tokens", "2", "--json"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    out = lastJsonLine(r.out);
+  }
 
  private slots:
   void initTestCase() {
@@ -97,15 +127,11 @@ class TestDecodeBenchCli : public QObject {
     const double experts = j["expert_bytes"].toDouble() * j["expert_count"].toDouble();
     QVERIFY(experts > 150e6);
     QVERIFY(budget < experts);  // the budget cannot hold the experts
-    // Stated allowance: the program itself (measured before the model opens) plus 24 MiB for
-    // allocator slack and thread stacks. The bandwidth probes' buffers (256 MiB each)
-    // must not count: they are not the engine's.
+    // The bandwidth probes' buffers (256 MiB each) must not count: they are not the engine's.
     QVERIFY2(j["baseline_rss_bytes"].toDouble() < 64.0 * 1048576,  // the program alone: ~15 MiB
              qPrintable(QString::number(j["baseline_rss_bytes"].toDouble())));
-    const double allowance = j["baseline_rss_bytes"].toDouble() + 24.0 * 1048576;
-    QVERIFY2(j["peak_rss_bytes"].toDouble() <= budget + allowance,
-             qPrintable(QString("peak RSS %1 > budget %2 + allowance %3")
-                            .arg(j["peak_rss_bytes"].toDouble()).arg(budget).arg(allowance)));
+    verifyPeakWithinBudget(j);
+    if (QTest::currentTestFailed()) return;
     QVERIFY(j["bytes_read_per_token"].toDouble() > 0);  // it really streamed
     QVERIFY(j["hit_rate"].toDouble() >= 0 && j["hit_rate"].toDouble() < 1);
     QVERIFY(j["tok_s"].toDouble() > 0 && j["limit_tok_s"].toDouble() > 0);
@@ -127,31 +153,17 @@ class TestDecodeBenchCli : public QObject {
   // fit in what the budget leaves besides the weights (that peaked at 404 MiB against a budget
   // of 181); in the plan's steps the peak stays within it.
   void longPromptStaysWithinTheBudget() {
-    const fs::path root = fs::path(tmp_.path().toStdString()) / "long";
-    fs::create_directories(root);
     nlohmann::json c = expertHeavyConfig();
     c["vocab_size"] = 32768;
     c["n_routed_experts"] = 16;
     c["max_position_embeddings"] = 2048;
-    std::ofstream(root / "config.json") << c.dump();
-    const CliRun made = runCli(
-        {"synth", "--from-config", path(root / "config.json"), "--out", path(root / "model")});
-    QVERIFY2(made.exitCode == 0, qPrintable(made.err));
-    const CliRun r = runCli({"bench", "decode", "--model", path(root / "model"),
-                             "--expert-fraction", "0.5", "--io", "buffered", "--prompt-tokens",
-                             "1200", "--context", "1280", "--tokens", "2", "--json"});
-    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
-    const QJsonObject j = lastJsonLine(r.out);
-    const double budget = j["budget_bytes"].toDouble();
-    const double besidesWeights = budget - j["resident_bytes"].toDouble() -
+    QJsonObject j;
+    prefillRun("long", c, 1200, 1280, j);
+    if (QTest::currentTestFailed()) return;
+    const double besidesWeights = j["budget_bytes"].toDouble() - j["resident_bytes"].toDouble() -
                                   j["pinned_bytes"].toDouble() - j["cache_bytes"].toDouble();
     QVERIFY(besidesWeights < 1200.0 * 32768 * 4);  // all the prompt's logits would not fit
-    const double allowance = j["baseline_rss_bytes"].toDouble() + 24.0 * 1048576;  // as above
-    QVERIFY2(j["peak_rss_bytes"].toDouble() <= budget + allowance,
-             qPrintable(QString("peak RSS %1 > budget %2 + allowance %3")
-                            .arg(j["peak_rss_bytes"].toDouble())
-                            .arg(budget)
-                            .arg(allowance)));
+    verifyPeakWithinBudget(j);
   }
 
   // GLM-5's per-head attention widths (nope 192 + v 256 per head, a 512-wide latent) and 32
@@ -159,8 +171,6 @@ class TestDecodeBenchCli : public QObject {
   // once expanded for all heads at once (2,000 x 32 x 448 floats, 115 MB, peaking ~38 MiB past
   // budget + allowance); per head and thread they stay well within it.
   void manyHeadsLongPromptStaysWithinTheBudget() {
-    const fs::path root = fs::path(tmp_.path().toStdString()) / "heads";
-    fs::create_directories(root);
     nlohmann::json c = expertHeavyConfig();
     c["hidden_size"] = 2048;
     c["num_hidden_layers"] = 2;
@@ -176,22 +186,10 @@ class TestDecodeBenchCli : public QObject {
     c["n_routed_experts"] = 8;
     c["num_experts_per_tok"] = 2;
     c["moe_intermediate_size"] = 256;
-    std::ofstream(root / "config.json") << c.dump();
-    const CliRun made = runCli(
-        {"synth", "--from-config", path(root / "config.json"), "--out", path(root / "model")});
-    QVERIFY2(made.exitCode == 0, qPrintable(made.err));
-    const CliRun r = runCli({"bench", "decode", "--model", path(root / "model"),
-                             "--expert-fraction", "0.5", "--io", "buffered", "--prompt-tokens",
-                             "2000", "--context", "2048", "--tokens", "2", "--json"});
-    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
-    const QJsonObject j = lastJsonLine(r.out);
-    const double budget = j["budget_bytes"].toDouble();
-    const double allowance = j["baseline_rss_bytes"].toDouble() + 24.0 * 1048576;  // as above
-    QVERIFY2(j["peak_rss_bytes"].toDouble() <= budget + allowance,
-             qPrintable(QString("peak RSS %1 > budget %2 + allowance %3")
-                            .arg(j["peak_rss_bytes"].toDouble())
-                            .arg(budget)
-                            .arg(allowance)));
+    QJsonObject j;
+    prefillRun("heads", c, 2000, 2048, j);
+    if (QTest::currentTestFailed()) return;
+    verifyPeakWithinBudget(j);
   }
 
   void everythingFitsReadsNothingWhileDecoding() {
