@@ -220,7 +220,7 @@ class RowKeys {
 void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cache, const float* q,
                     const TokenBatch& batch, std::span<const KeySelection> selection, float scale,
                     float* o) {
-  constexpr int kHeadGroup = 4;  // rowTimesInputs takes up to four inputs per pass over a key
+  constexpr int kHeadGroup = 4;  // the row kernels take up to four inputs per pass over a key
   // `count` rows of kvB from `first` as f32: read in place when held in f32, else widened into
   // the thread's buffer (codes times their scale: the very values an f32 copy would hold).
   const bool inPlace = kvB.format() == kernels::WeightFormat::F32;
