@@ -122,7 +122,7 @@ const std::vector<Command>& commands() {
             scaling, mean_batch, seconds).)"},
       {"bench resume", {"json"}, strata::cli::runBenchResume,
        R"(bench resume --model DIR [--tokens N,N,...] [--kv-precision f32|bf16|f16] [--work DIR]
-            [--ram-gb X] [--threads N] [--json]
+            [--ram-gb X] [--threads N] [--precision native|f32] [--json]
             For conversations of each length (default 512,4096 random tokens): time to reopen
             the saved KV cache (Engine::resumeSession) against time to recompute it (prefill),
             and whether the next token's logits are identical. --json: one object per length

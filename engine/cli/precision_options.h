@@ -7,9 +7,9 @@
 
 namespace strata::cli {
 
-// --precision native (the default, as in the app): BF16 checkpoint weights stay BF16, half the
-// memory and faster; every value widens exactly, so results agree with f32 up to the order of
-// additions. f32 widens them when the model opens. --kv-precision: how KV vectors are kept.
+// --precision native (the default, as in the app): BF16 checkpoint weights stay BF16, in half
+// the memory; the kernels widen each value exactly, in registers, so the numbers are f32's.
+// f32 widens them when the model opens. --kv-precision: how KV vectors are kept.
 inline void applyPrecisionOptions(const Args& args, EngineSettings& s) {
   const std::string precision = args.get("precision", "native");
   if (precision == "native")

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "memory_options.h"
+#include "precision_options.h"
 #include "strata/engine.h"
 
 namespace strata::cli {
@@ -23,13 +24,12 @@ double msSince(Clock::time_point start) {
 }  // namespace
 
 int runBenchResume(const Args& args) {
-  args.allowOnly({"model", "tokens", "kv-precision", "json", "work", "threads", "ram-gb", "io", "seed"});
+  args.allowOnly({"model", "tokens", "precision", "kv-precision", "json", "work", "threads",
+                  "ram-gb", "io", "seed"});
   EngineSettings settings;
   settings.threads = parseInt(args.get("threads", "0"), "--threads");
   applyMemoryOptions(args, settings.memory);
-  const auto precision = parseKvPrecision(args.get("kv-precision", "f32"));
-  if (!precision) throw UsageError("--kv-precision must be f32, bf16 or f16");
-  settings.kvPrecision = *precision;
+  applyPrecisionOptions(args, settings);
   const std::vector<int32_t> lengths = parseIds(args.get("tokens", "512,4096"), "--tokens");
   const bool json = args.has("json");
   const std::filesystem::path model = args.require("model");
