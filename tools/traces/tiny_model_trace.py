@@ -16,14 +16,15 @@ Needs Debian's python3-torch (as tools/train/).
 from __future__ import annotations
 
 import os
+import sys
 
-for _key, _value in (("OPENBLAS_CORETYPE", "SKYLAKEX"), ("OPENBLAS_NUM_THREADS", "1"),
-                     ("OMP_WAIT_POLICY", "PASSIVE")):
-    os.environ.setdefault(_key, _value)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+from openblas_env import set_defaults  # noqa: E402
+
+set_defaults(OMP_WAIT_POLICY="PASSIVE")
 
 import argparse  # noqa: E402
 import json
-import sys
 
 import torch
 

@@ -16,17 +16,18 @@ fraction of rows answered exactly); with --json the last line is one JSON object
 from __future__ import annotations
 
 import os
+import sys
 
 # Set before numpy/torch load their thread pools: Debian's OpenBLAS picks a ~20x slower kernel
 # on some CPUs unless told the core type, and torch's own threads must sleep rather than spin
 # while they wait (on shared cores spinning threads make a step ~10x slower).
-for _key, _value in (("OPENBLAS_CORETYPE", "SKYLAKEX"), ("OPENBLAS_NUM_THREADS", "1"),
-                     ("OMP_WAIT_POLICY", "PASSIVE")):
-    os.environ.setdefault(_key, _value)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+from openblas_env import set_defaults  # noqa: E402
+
+set_defaults(OMP_WAIT_POLICY="PASSIVE")
 
 import argparse  # noqa: E402
 import json
-import sys
 import time
 
 import torch

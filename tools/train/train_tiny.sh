@@ -37,9 +37,8 @@ done
 
 PYTHON=${PYTHON:-/usr/bin/python3}
 export PYTHONDONTWRITEBYTECODE=1
-# Debian's OpenBLAS needs the core type or it picks a ~20x slower kernel; torch's threads must
-# sleep, not spin, while they wait (the scripts set the same defaults themselves).
-export OPENBLAS_CORETYPE=SKYLAKEX OPENBLAS_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
+# The OpenBLAS core type (from the CPU's flags) and torch's passive waiting are set by the
+# Python scripts themselves (tools/reference/openblas_env.py).
 train=$root/tools/train
 mkdir -p "$work"
 
