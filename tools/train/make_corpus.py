@@ -4,6 +4,7 @@
     make_corpus.py --out DIR [--train N] [--seed S] [--eval-seed S] [--mix task=w,...]
                    [--copy-curriculum F] [--lookup-recall] [--copy-drill F] [--copy-drill-lines LO-HI]
                    [--copy-drill-reverse F] [--lookup-bullets] [--repeat-drill F]
+                   [--lookup-values LO-HI] [--lookup-keys syllables|words]
 
 A further-training corpus (train.py --init-from) keeps the bundled model's held-out set with
 --eval-seed 1234 and a new --seed; --mix reweights the tasks and --copy-curriculum makes that
@@ -19,7 +20,9 @@ task needs. --copy-drill-reverse makes that fraction of the drill rows ask for t
 value instead ("Which name has the code 918?", thinking "pini: 918", answer "pini").
 --lookup-bullets writes lookup lists (training, drills, held-out set) as "- pini: 918", so a key
 has the same tokens in the list as in the question; --repeat-drill adds that fraction of rows
-asking to repeat a list verbatim (every answer token a copy). The defaults write the original
+asking to repeat a list verbatim (every answer token a copy). --lookup-keys words takes list
+keys from nouns that are one token after a space ("desk"), so that with bullets a key is the
+same single token in the list, the question and the thinking. The defaults write the original
 corpus byte for byte.
 
 Writes into DIR:
@@ -220,6 +223,14 @@ SYLLABLES = [c + v for c in CONSONANTS for v in VOWELS]
 ALL_KEYS = [a + b for a in SYLLABLES for b in SYLLABLES]
 EVAL_KEYS = [k for k in ALL_KEYS if stable_hash("key", k) % 10 == 0]
 TRAIN_KEYS = [k for k in ALL_KEYS if stable_hash("key", k) % 10 != 0]
+# Nouns that are one token after a space in the bundled tokenizer (" desk" -> "Ġdesk"), for
+# --lookup-keys words: a key is then one token in the list, the question and the thinking.
+WORD_KEYS = ("table book tiger dog mirror bottle window pen plane rocket boat car bike spoon tram banana "
+             "fork cat lemon cherry pear chair apple sofa fox bus mouse grape knife ship lion peach door "
+             "horse cup truck bed lamp melon plum bag desk clock box rabbit mango wolf plate bear tomato "
+             "ocean picture school spring animal house letter friend coffee castle tree candle mountain "
+             "violin garden sky forest guitar summer family island paper pencil water light potato "
+             "machine").split()
 LOOKUP_HEADERS = ["Here are some codes:", "Code list:", "Remember these values:", "Inventory:",
                   "Each name has a number:"]
 LOOKUP_QUESTIONS = ["What is the code for {k}?", "What value does {k} have?", "Which number belongs to {k}?",
@@ -235,6 +246,17 @@ class ListStyle:
     from `values` (inclusive); 100-999 are 900 single tokens, each rare elsewhere."""
     bullets: bool = False
     values: tuple = (100, 999)
+    word_keys: bool = False
+
+    def draw_keys(self, rng: random.Random, pool: list, n: int) -> list:
+        """n distinct keys from `pool`, or with word_keys n distinct WORD_KEYS chosen by a hash of
+        that draw, so that the random stream (every other row) is the same either way. Word keys
+        are not split into training and held-out keys: values are random per list, so there is
+        no key-value pair to memorise, and 77 words cannot fill 40-line lists from a tenth."""
+        keys = rng.sample(pool, n)
+        if not self.word_keys:
+            return keys
+        return random.Random(stable_hash("words", *keys)).sample(WORD_KEYS, n)
 
     def draw_value(self, rng: random.Random) -> int:
         """A value uniform over `values`, drawn as one of 100-999 and scaled, so that the random
@@ -256,7 +278,7 @@ def lookup_item(rng: random.Random, want_eval: bool, short_lists: float = 0.0, r
     # the value is a plain induction copy (match "pini: ", take what followed it).
     short = short_lists > 0 and not want_eval and rng.random() < short_lists
     n = rng.randint(2, 19) if short else rng.randint(20, 40)
-    keys = rng.sample(EVAL_KEYS if want_eval else TRAIN_KEYS, n)
+    keys = style.draw_keys(rng, EVAL_KEYS if want_eval else TRAIN_KEYS, n)
     values = [style.draw_value(rng) for _ in keys]
     target = rng.randrange(n)
     lines = "\n".join(list_line(k, v, style) for k, v in zip(keys, values))
@@ -283,7 +305,7 @@ def copy_drill_item(rng: random.Random, lines_range: tuple, reverse: float = 0.0
     the key before it -- the feature the forward copy matches on, trained without the forward
     copy's chicken-and-egg (no matching head, no gradient for that feature)."""
     n = rng.randint(*lines_range)
-    keys = rng.sample(TRAIN_KEYS, n)
+    keys = style.draw_keys(rng, TRAIN_KEYS, n)
     if reverse > 0 and rng.random() < reverse:
         values = rng.sample(range(style.values[0], style.values[1] + 1), n)
         t = rng.randrange(n)
@@ -314,7 +336,7 @@ def repeat_drill_item(rng: random.Random, lines_range: tuple, style: ListStyle =
     text being written occurred before, copy what came next), which the lookup's value copy
     builds on and which a lookup row, with one or two copied tokens, trains only faintly."""
     n = rng.randint(*lines_range)
-    keys = rng.sample(TRAIN_KEYS, n)
+    keys = style.draw_keys(rng, TRAIN_KEYS, n)
     lines = "\n".join(list_line(k, style.draw_value(rng), style) for k in keys)
     return f"{rng.choice(REPEAT_QUESTIONS)}\n{lines}", lines, None
 
@@ -521,6 +543,10 @@ def main():
                     "off = the original corpus")
     ap.add_argument("--lookup-values", default="100-999",
                     help="range LO-HI of lookup values (lists, drills, held-out set); default 100-999")
+    ap.add_argument("--lookup-keys", choices=["syllables", "words"], default="syllables",
+                    help="lookup keys: made-up two-syllable names ('pini', two tokens; default) or "
+                    "nouns that are one token after a space ('desk'), with which finding the asked "
+                    "line needs a one-token match")
     ap.add_argument("--tokenizer-rows", type=int, default=40000,
                     help="how many training conversations go into tokenizer.txt")
     args = ap.parse_args()
@@ -534,7 +560,7 @@ def main():
     vlo, vhi = parse_range(args.lookup_values, "--lookup-values")
     if vhi - vlo + 1 < 40:
         raise SystemExit("--lookup-values needs at least 40 values (lists have up to 40 lines)")
-    style = ListStyle(args.lookup_bullets, (vlo, vhi))
+    style = ListStyle(args.lookup_bullets, (vlo, vhi), args.lookup_keys == "words")
     train = [train_row(random.Random(f"{args.seed}:train:{i}"), mix, args.copy_curriculum,
                        args.lookup_recall, args.copy_drill, (lo, hi), args.copy_drill_reverse,
                        style, args.repeat_drill)
