@@ -205,17 +205,79 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
   for (int j = 0; j < kInputs; ++j) totals.add(foldToFour<W>(a[j], b[j]), yr + j * rows);
 }
 
+// The same sums for kInputs inputs in two passes over the row: the first 16 columns of every
+// 32 (and a remainder, as above) into `a`, then the second 16 into `b`. Each pass keeps only
+// half the sums in registers, so where a single pass holds two inputs' sums (AVX2's 16
+// registers: 2 inputs x 4 vectors of sums + weights + a product) this one holds four, and a
+// weight vector widened from bf16 serves four products instead of two. The order of every sum
+// is the single pass's, so the results are the same bits.
+template <typename T, int kInputs, int W>
+__attribute__((always_inline)) inline void rowTimesSomeInputsInHalves(const T* wr, const float* x,
+                                                                      int64_t cols, int64_t rows,
+                                                                      float* yr,
+                                                                      FourLaneTotals& totals) {
+  using F = typename Vec<W>::Floats;
+  constexpr int kParts = 16 / W;
+  const int64_t pairs = cols / 32 * 32;
+  const bool single = cols - pairs >= 16;
+  const int64_t tailStart = pairs + (single ? 16 : 0);
+  const int64_t tail = cols - tailStart;
+  F a[kInputs][kParts] = {}, b[kInputs][kParts] = {};
+  for (int64_t k = 0; k < tailStart; k += 32) {
+#pragma GCC unroll 4
+    for (int p = 0; p < kParts; ++p) {
+      const F w0 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
+#pragma GCC unroll 4
+      for (int j = 0; j < kInputs; ++j) a[j][p] += w0 * STRATA_LOAD(W, x + j * cols + k + p * W);
+    }
+  }
+  if (tail > 0) {
+#pragma GCC unroll 4
+    for (int p = 0; p < kParts; ++p) {
+      const int64_t count = std::clamp<int64_t>(tail - p * W, 0, W);
+      const F w0 = STRATA_LOAD_WEIGHTS_TAIL(W, T, wr + tailStart + p * W, count);
+#pragma GCC unroll 4
+      for (int j = 0; j < kInputs; ++j)
+        a[j][p] += w0 * STRATA_LOAD_TAIL(W, x + j * cols + tailStart + p * W, count);
+    }
+  }
+  for (int64_t k = 16; k < pairs; k += 32) {
+#pragma GCC unroll 4
+    for (int p = 0; p < kParts; ++p) {
+      const F w1 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
+#pragma GCC unroll 4
+      for (int j = 0; j < kInputs; ++j) b[j][p] += w1 * STRATA_LOAD(W, x + j * cols + k + p * W);
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < kInputs; ++j) totals.add(foldToFour<W>(a[j], b[j]), yr + j * rows);
+}
+
 // One weight row against n activation rows: kMaxInputs inputs per pass (as many as the
 // registers hold with their sums), then the rest in one pass when their values fit in L1
 // together (a 32 KiB L1 is the common size), else one by one (measured with `bench kernels`
 // rows f32/bf16_matmul3: on 6,144-column rows three inputs in one pass were ~10 % slower than
-// one at a time; on 2,048-column rows up to 2x faster).
-template <typename T, int kMaxInputs, int W>
+// one at a time; on 2,048-column rows up to 2x faster). With kHalvesInputs (4, or 0 for none),
+// more than kMaxInputs inputs of rows up to 2,048 columns go four (and a last three) at a time
+// through rowTimesSomeInputsInHalves.
+template <typename T, int kMaxInputs, int kHalvesInputs, int W>
 __attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const float* x, int64_t n,
                                                             int64_t cols, int64_t rows, float* yr,
                                                             FourLaneTotals& totals) {
   constexpr int64_t kL1Floats = 8192;
   int64_t i = 0;
+  if constexpr (kHalvesInputs == 4) {
+    if (n > kMaxInputs && 4 * cols <= kL1Floats) {
+      for (; i + 4 <= n; i += 4)
+        rowTimesSomeInputsInHalves<T, 4, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+      if (n - i == 3) {
+        rowTimesSomeInputsInHalves<T, 3, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+        return;
+      }
+    }
+  } else {
+    static_assert(kHalvesInputs == 0, "four inputs in halves, or none");
+  }
   for (; i + kMaxInputs <= n; i += kMaxInputs)
     rowTimesSomeInputs<T, kMaxInputs, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
   if ((n - i) * cols > kL1Floats) {
@@ -242,25 +304,27 @@ __attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const f
 
 // `count` consecutive weight rows (row r at w + r * cols, its outputs at y[i * rows + r]), the
 // last steps of their dots four at a time.
-template <typename T, int kMaxInputs, int W>
+template <typename T, int kMaxInputs, int kHalvesInputs, int W>
 __attribute__((always_inline)) inline void rowsTimesInputsOf(const T* w, int64_t count,
                                                              const float* x, int64_t n,
                                                              int64_t cols, int64_t rows, float* y) {
   FourLaneTotals totals;
   for (int64_t r = 0; r < count; ++r)
-    rowTimesInputsOf<T, kMaxInputs, W>(w + r * cols, x, n, cols, rows, y + r, totals);
+    rowTimesInputsOf<T, kMaxInputs, kHalvesInputs, W>(w + r * cols, x, n, cols, rows, y + r,
+                                                      totals);
   totals.flush();
 }
 
 // The same for rows anywhere in memory, row r at rows[r].
-template <int kMaxInputs, int W>
+template <int kMaxInputs, int kHalvesInputs, int W>
 __attribute__((always_inline)) inline void gatheredRowsTimesInputsOf(const float* const* rows,
                                                                      int64_t count, const float* x,
                                                                      int64_t n, int64_t cols,
                                                                      int64_t outStride, float* y) {
   FourLaneTotals totals;
   for (int64_t r = 0; r < count; ++r)
-    rowTimesInputsOf<float, kMaxInputs, W>(rows[r], x, n, cols, outStride, y + r, totals);
+    rowTimesInputsOf<float, kMaxInputs, kHalvesInputs, W>(rows[r], x, n, cols, outStride, y + r,
+                                                          totals);
   totals.flush();
 }
 
@@ -360,43 +424,43 @@ constexpr int vectorWidth() { return 4; }
 
 STRATA_TARGET_16 void rowsTimesInputs16(const float* w, int64_t count, const float* x, int64_t n,
                                         int64_t cols, int64_t rows, float* y) {
-  rowsTimesInputsOf<float, 4, 16>(w, count, x, n, cols, rows, y);
+  rowsTimesInputsOf<float, 4, 0, 16>(w, count, x, n, cols, rows, y);
 }
 STRATA_TARGET_8 void rowsTimesInputs8(const float* w, int64_t count, const float* x, int64_t n,
                                       int64_t cols, int64_t rows, float* y) {
-  rowsTimesInputsOf<float, 2, 8>(w, count, x, n, cols, rows, y);
+  rowsTimesInputsOf<float, 2, 4, 8>(w, count, x, n, cols, rows, y);
 }
 void rowsTimesInputs4(const float* w, int64_t count, const float* x, int64_t n, int64_t cols,
                       int64_t rows, float* y) {
-  rowsTimesInputsOf<float, 2, 4>(w, count, x, n, cols, rows, y);
+  rowsTimesInputsOf<float, 2, 0, 4>(w, count, x, n, cols, rows, y);
 }
 
 STRATA_TARGET_16 void gatheredRowsTimesInputs16(const float* const* rows, int64_t count,
                                                 const float* x, int64_t n, int64_t cols,
                                                 int64_t outStride, float* y) {
-  gatheredRowsTimesInputsOf<4, 16>(rows, count, x, n, cols, outStride, y);
+  gatheredRowsTimesInputsOf<4, 0, 16>(rows, count, x, n, cols, outStride, y);
 }
 STRATA_TARGET_8 void gatheredRowsTimesInputs8(const float* const* rows, int64_t count,
                                               const float* x, int64_t n, int64_t cols,
                                               int64_t outStride, float* y) {
-  gatheredRowsTimesInputsOf<2, 8>(rows, count, x, n, cols, outStride, y);
+  gatheredRowsTimesInputsOf<2, 4, 8>(rows, count, x, n, cols, outStride, y);
 }
 void gatheredRowsTimesInputs4(const float* const* rows, int64_t count, const float* x, int64_t n,
                               int64_t cols, int64_t outStride, float* y) {
-  gatheredRowsTimesInputsOf<2, 4>(rows, count, x, n, cols, outStride, y);
+  gatheredRowsTimesInputsOf<2, 0, 4>(rows, count, x, n, cols, outStride, y);
 }
 
 STRATA_TARGET_16 void bf16RowsTimesInputs16(const uint16_t* w, int64_t count, const float* x,
                                             int64_t n, int64_t cols, int64_t rows, float* y) {
-  rowsTimesInputsOf<uint16_t, 4, 16>(w, count, x, n, cols, rows, y);
+  rowsTimesInputsOf<uint16_t, 4, 0, 16>(w, count, x, n, cols, rows, y);
 }
 STRATA_TARGET_8 void bf16RowsTimesInputs8(const uint16_t* w, int64_t count, const float* x,
                                           int64_t n, int64_t cols, int64_t rows, float* y) {
-  rowsTimesInputsOf<uint16_t, 2, 8>(w, count, x, n, cols, rows, y);
+  rowsTimesInputsOf<uint16_t, 2, 4, 8>(w, count, x, n, cols, rows, y);
 }
 void bf16RowsTimesInputs4(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,
                           int64_t rows, float* y) {
-  rowsTimesInputsOf<uint16_t, 2, 4>(w, count, x, n, cols, rows, y);
+  rowsTimesInputsOf<uint16_t, 2, 0, 4>(w, count, x, n, cols, rows, y);
 }
 
 STRATA_TARGET_16 void addScaledRows16(const float* const* rows, int64_t count, const float* scales,
