@@ -258,8 +258,10 @@ __attribute__((always_inline)) inline void rowTimesSomeInputsInHalves(const T* w
 // together (a 32 KiB L1 is the common size), else one by one (measured with `bench kernels`
 // rows f32/bf16_matmul3: on 6,144-column rows three inputs in one pass were ~10 % slower than
 // one at a time; on 2,048-column rows up to 2x faster). With kHalvesInputs (4, or 0 for none),
-// more than kMaxInputs inputs of rows up to 2,048 columns go four (and a last three) at a time
-// through rowTimesSomeInputsInHalves.
+// more than kMaxInputs inputs of rows up to 768 columns go four (and a last three) at a time
+// through rowTimesSomeInputsInHalves: 1.1-1.3x on cache-resident rows of 256 and 640 columns
+// (three to eight inputs); from 1,024 columns, with four inputs' values filling half the L1 or
+// more, as low as 0.65x.
 template <typename T, int kMaxInputs, int kHalvesInputs, int W>
 __attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const float* x, int64_t n,
                                                             int64_t cols, int64_t rows, float* yr,
@@ -267,7 +269,7 @@ __attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const f
   constexpr int64_t kL1Floats = 8192;
   int64_t i = 0;
   if constexpr (kHalvesInputs == 4) {
-    if (n > kMaxInputs && 4 * cols <= kL1Floats) {
+    if (n > kMaxInputs && cols <= 768) {
       for (; i + 4 <= n; i += 4)
         rowTimesSomeInputsInHalves<T, 4, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
       if (n - i == 3) {
