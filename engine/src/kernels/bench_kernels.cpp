@@ -177,30 +177,38 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
   // and output head, and an expert's 48-column down projection) on one thread, from the
   // caches: with rows this short, each dot's last sums cost as much as its multiplies did
   // until 2026-12-06. One input (a decode step) and four (a verify pass of three drafts).
-  // GFLOP/s; each timed run repeats the product ~2M multiply-adds' worth.
+  // GFLOP/s; each timed run repeats the product ~2M multiply-adds' worth. In f32 and in bf16
+  // (the tiny model's weights as shipped, which --precision native keeps).
   {
     struct Small {
       int rows, cols;
     };
     omp_set_num_threads(1);
     measureLimit(1);
-    for (const Small s : {Small{256, 256}, Small{3072, 256}, Small{256, 48}}) {
-      const kernels::Matrix m =
-          kernels::Matrix::fromF32(s.rows, s.cols, randomMatrix(int64_t{s.rows} * s.cols, 11));
-      const auto x = randomMatrix(int64_t{4} * s.cols, 12);
-      std::vector<float> y(static_cast<size_t>(4) * s.rows);
-      const int calls = std::max(1, (1 << 21) / (s.rows * s.cols));
-      for (int batch : {1, 4}) {
-        KernelBenchResult r{"f32_small_rows", "f32", 0, s.rows, s.cols, batch};
-        r.seconds = medianSeconds(repeats,
-                                  [&] {
-                                    for (int c = 0; c < calls; ++c)
-                                      kernels::matmul(m, x.data(), batch, y.data());
-                                  }) /
-                    calls;
-        record(r, m.bytes(), 1);
+    for (const bool bf16 : {false, true})
+      for (const Small s : {Small{256, 256}, Small{3072, 256}, Small{256, 48}}) {
+        const auto values = randomMatrix(int64_t{s.rows} * s.cols, 11);
+        const kernels::Matrix m = bf16 ? kernels::Matrix::toBf16(s.rows, s.cols, values)
+                                       : kernels::Matrix::fromF32(s.rows, s.cols, values);
+        const auto x = randomMatrix(int64_t{4} * s.cols, 12);
+        std::vector<float> y(static_cast<size_t>(4) * s.rows);
+        const int calls = std::max(1, (1 << 21) / (s.rows * s.cols));
+        for (int batch : {1, 4}) {
+          KernelBenchResult r{bf16 ? "bf16_small_rows" : "f32_small_rows",
+                              bf16 ? "bf16" : "f32",
+                              0,
+                              s.rows,
+                              s.cols,
+                              batch};
+          r.seconds = medianSeconds(repeats,
+                                    [&] {
+                                      for (int c = 0; c < calls; ++c)
+                                        kernels::matmul(m, x.data(), batch, y.data());
+                                    }) /
+                      calls;
+          record(r, m.bytes(), 1);
+        }
       }
-    }
   }
   omp_set_num_threads(report.threadsAll);
   return report;
