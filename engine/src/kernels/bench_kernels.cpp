@@ -194,12 +194,8 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
         std::vector<float> y(static_cast<size_t>(4) * s.rows);
         const int calls = std::max(1, (1 << 21) / (s.rows * s.cols));
         for (int batch : {1, 4}) {
-          KernelBenchResult r{bf16 ? "bf16_small_rows" : "f32_small_rows",
-                              bf16 ? "bf16" : "f32",
-                              0,
-                              s.rows,
-                              s.cols,
-                              batch};
+          const char* name = bf16 ? "bf16_small_rows" : "f32_small_rows";
+          KernelBenchResult r{name, bf16 ? "bf16" : "f32", 0, s.rows, s.cols, batch};
           r.seconds = medianSeconds(repeats,
                                     [&] {
                                       for (int c = 0; c < calls; ++c)
