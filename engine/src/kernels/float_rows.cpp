@@ -155,6 +155,42 @@ struct FourLaneTotals {
   }
 };
 
+// Adds the 16-column halves at begin, begin + 32, ... (before end) of a row times each input's
+// into `acc`: the single-half and half-pass parts of the dots below.
+template <typename T, int kInputs, int W>
+__attribute__((always_inline)) inline void addHalves(
+    const T* wr, const float* x, int64_t cols, int64_t begin, int64_t end,
+    typename Vec<W>::Floats (&acc)[kInputs][16 / W]) {
+  using F = typename Vec<W>::Floats;
+  for (int64_t k = begin; k < end; k += 32) {
+#pragma GCC unroll 4
+    for (int p = 0; p < 16 / W; ++p) {
+      const F w0 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
+#pragma GCC unroll 4
+      for (int j = 0; j < kInputs; ++j) acc[j][p] += w0 * STRATA_LOAD(W, x + j * cols + k + p * W);
+    }
+  }
+}
+
+// Adds the last cols - tailStart (< 16) columns into `acc`; lanes past the tail add 0 * 0, as
+// the 16-lane path does.
+template <typename T, int kInputs, int W>
+__attribute__((always_inline)) inline void addTail(
+    const T* wr, const float* x, int64_t cols, int64_t tailStart,
+    typename Vec<W>::Floats (&acc)[kInputs][16 / W]) {
+  using F = typename Vec<W>::Floats;
+  const int64_t tail = cols - tailStart;
+  if (tail <= 0) return;
+#pragma GCC unroll 4
+  for (int p = 0; p < 16 / W; ++p) {
+    const int64_t count = std::clamp<int64_t>(tail - p * W, 0, W);
+    const F w0 = STRATA_LOAD_WEIGHTS_TAIL(W, T, wr + tailStart + p * W, count);
+#pragma GCC unroll 4
+    for (int j = 0; j < kInputs; ++j)
+      acc[j][p] += w0 * STRATA_LOAD_TAIL(W, x + j * cols + tailStart + p * W, count);
+  }
+}
+
 // One weight row against kInputs activation rows in one pass over the row: each weight vector
 // is loaded once for kInputs products. Each 16-column half is 16 / W vectors.
 template <typename T, int kInputs, int W>
@@ -164,9 +200,7 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
   using F = typename Vec<W>::Floats;
   constexpr int kParts = 16 / W;
   const int64_t pairs = cols / 32 * 32;
-  const bool single = cols - pairs >= 16;  // one more full half after the pairs
-  const int64_t tailStart = pairs + (single ? 16 : 0);
-  const int64_t tail = cols - tailStart;
+  const int64_t tailStart = pairs + (cols - pairs >= 16 ? 16 : 0);  // after one more full half
   F a[kInputs][kParts] = {}, b[kInputs][kParts] = {};
   for (int64_t k = 0; k < pairs; k += 32) {
 #pragma GCC unroll 4
@@ -181,26 +215,8 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
       }
     }
   }
-  if (single) {
-#pragma GCC unroll 4
-    for (int p = 0; p < kParts; ++p) {
-      const F w0 = STRATA_LOAD_WEIGHTS(W, T, wr + pairs + p * W);
-#pragma GCC unroll 4
-      for (int j = 0; j < kInputs; ++j)
-        a[j][p] += w0 * STRATA_LOAD(W, x + j * cols + pairs + p * W);
-    }
-  }
-  if (tail > 0) {
-    // Lanes past the tail add 0 * 0, as the 16-lane path does.
-#pragma GCC unroll 4
-    for (int p = 0; p < kParts; ++p) {
-      const int64_t count = std::clamp<int64_t>(tail - p * W, 0, W);
-      const F w0 = STRATA_LOAD_WEIGHTS_TAIL(W, T, wr + tailStart + p * W, count);
-#pragma GCC unroll 4
-      for (int j = 0; j < kInputs; ++j)
-        a[j][p] += w0 * STRATA_LOAD_TAIL(W, x + j * cols + tailStart + p * W, count);
-    }
-  }
+  addHalves<T, kInputs, W>(wr, x, cols, pairs, tailStart, a);  // one more full half, if any
+  addTail<T, kInputs, W>(wr, x, cols, tailStart, a);
 #pragma GCC unroll 4
   for (int j = 0; j < kInputs; ++j) totals.add(foldToFour<W>(a[j], b[j]), yr + j * rows);
 }
@@ -219,36 +235,11 @@ __attribute__((always_inline)) inline void rowTimesSomeInputsInHalves(const T* w
   using F = typename Vec<W>::Floats;
   constexpr int kParts = 16 / W;
   const int64_t pairs = cols / 32 * 32;
-  const bool single = cols - pairs >= 16;
-  const int64_t tailStart = pairs + (single ? 16 : 0);
-  const int64_t tail = cols - tailStart;
+  const int64_t tailStart = pairs + (cols - pairs >= 16 ? 16 : 0);  // after one more full half
   F a[kInputs][kParts] = {}, b[kInputs][kParts] = {};
-  for (int64_t k = 0; k < tailStart; k += 32) {
-#pragma GCC unroll 4
-    for (int p = 0; p < kParts; ++p) {
-      const F w0 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
-#pragma GCC unroll 4
-      for (int j = 0; j < kInputs; ++j) a[j][p] += w0 * STRATA_LOAD(W, x + j * cols + k + p * W);
-    }
-  }
-  if (tail > 0) {
-#pragma GCC unroll 4
-    for (int p = 0; p < kParts; ++p) {
-      const int64_t count = std::clamp<int64_t>(tail - p * W, 0, W);
-      const F w0 = STRATA_LOAD_WEIGHTS_TAIL(W, T, wr + tailStart + p * W, count);
-#pragma GCC unroll 4
-      for (int j = 0; j < kInputs; ++j)
-        a[j][p] += w0 * STRATA_LOAD_TAIL(W, x + j * cols + tailStart + p * W, count);
-    }
-  }
-  for (int64_t k = 16; k < pairs; k += 32) {
-#pragma GCC unroll 4
-    for (int p = 0; p < kParts; ++p) {
-      const F w1 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
-#pragma GCC unroll 4
-      for (int j = 0; j < kInputs; ++j) b[j][p] += w1 * STRATA_LOAD(W, x + j * cols + k + p * W);
-    }
-  }
+  addHalves<T, kInputs, W>(wr, x, cols, 0, tailStart, a);
+  addTail<T, kInputs, W>(wr, x, cols, tailStart, a);
+  addHalves<T, kInputs, W>(wr, x, cols, 16, pairs, b);
 #pragma GCC unroll 4
   for (int j = 0; j < kInputs; ++j) totals.add(foldToFour<W>(a[j], b[j]), yr + j * rows);
 }
