@@ -30,7 +30,6 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
 sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
 import glm5_reference as ref  # noqa: E402
 from chat_render import ChatRenderer  # noqa: E402

@@ -33,7 +33,6 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 sys.path.insert(0, HERE)
 import glm5_reference as ref  # noqa: E402
 from chat_render import ChatRenderer, answer_from_generation  # noqa: E402

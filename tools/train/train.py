@@ -50,7 +50,6 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 sys.path.insert(0, HERE)
 import glm5_reference as ref  # noqa: E402
 from make_checkpoint import base_config  # noqa: E402
