@@ -433,7 +433,12 @@ class TrainingTaps:
         (attention supervision of an induction head, train.py --copy-heads), and each
         (head, k) in previous_token_heads the same loss towards the key k tokens before the
         query (train.py --previous-heads); each (head, targets) in head_targets the same loss
-        towards its own targets (train.py --line-heads)."""
+        towards its own targets (train.py --line-heads); with copy_next_tokens, each copy
+        head's own output (its slice of o_proj, the final norm, lm_head) is also scored by
+        cross-entropy against the token it should copy (train.py --copy-logit-weight), so it
+        learns to write what it reads, not only where to look; each indexer of index_copy_layers
+        adds the same loss on its score distribution over the visible keys, and records the
+        share of those queries whose TopK holds a target (train.py --indexer-copy-layers)."""
     query_mask: torch.Tensor  # [B, S] bool: real (non-padding) positions
     indexer_kl: list = field(default_factory=list)  # scalar per layer with an indexer
     expert_ids: dict = field(default_factory=dict)  # layer -> [B, S, num_experts_per_tok]
@@ -442,6 +447,11 @@ class TrainingTaps:
     previous_token_heads: dict = field(default_factory=dict)  # layer -> [(head, k)]: read p-k
     head_targets: dict = field(default_factory=dict)  # layer -> [(head, [B, S, T] bool)]
     copy_losses: list = field(default_factory=list)  # scalar per supervised head
+    index_copy_layers: set = field(default_factory=set)  # layers whose indexer learns copy_targets
+    index_copy_losses: list = field(default_factory=list)  # scalar per such indexer
+    index_copy_kept: list = field(default_factory=list)  # (copy queries with a target kept, all)
+    copy_next_tokens: torch.Tensor | None = None  # [B, S]: the token a copy head should write
+    copy_logit_losses: list = field(default_factory=list)  # scalar per copy head, with copy_next_tokens
 
 
 def indexer_distillation_kl(index_scores, attn_probs, allowed, query_mask):
@@ -641,6 +651,8 @@ class Glm5Model:
         if taps is not None and taps.copy_targets is not None:
             for h in taps.copy_heads.get(i, []):
                 taps.copy_losses.append(copy_attention_loss(probs[:, h], taps.copy_targets, taps.query_mask))
+                if taps.copy_next_tokens is not None:
+                    taps.copy_logit_losses.append(self.head_output_loss(i, h, o, taps))
             for h, k in taps.previous_token_heads.get(i, []):
                 previous = (key_positions[None, :] == positions[:, None] - k).expand(B, S, cache.length)
                 taps.copy_losses.append(copy_attention_loss(probs[:, h], previous, taps.query_mask))
@@ -648,6 +660,20 @@ class Glm5Model:
             taps.copy_losses.append(copy_attention_loss(probs[:, h], targets, taps.query_mask))
         # 8. output projection (input index = v_head_dim * h + j)
         return linear(o, self.w(p + "o_proj.weight")), allowed
+
+    def head_output_loss(self, i, h, o, taps):
+        """Cross-entropy of head h's own contribution to the residual stream, read through the
+        final norm and lm_head, against copy_next_tokens, over the queries with copy targets."""
+        dv = self.cfg.v_head_dim
+        rows = taps.copy_targets.any(-1) & taps.query_mask
+        if not bool(rows.any()):
+            return o.sum() * 0.0
+        w_o = self.w(f"model.layers.{i}.self_attn.o_proj.weight")[:, h * dv:(h + 1) * dv]
+        contribution = linear(o[rows][:, h * dv:(h + 1) * dv], w_o)
+        # The read-out is fixed: only the head (its values and o_proj slice) learns from this.
+        normed = rms_norm(contribution, self.w("model.norm.weight").detach(), self.cfg.rms_norm_eps)
+        logits = linear(normed, self.w("lm_head.weight").detach())
+        return torch.nn.functional.cross_entropy(logits, taps.copy_next_tokens[rows])
 
     # ---------------------------------------------------------------- §3.6 indexer
     def indexer_topk(self, i, x, cq, positions, cos, sin, cache: LayerCache, visible, log, taps=None):
@@ -676,6 +702,12 @@ class Glm5Model:
         scores = torch.einsum("bsh,bsht->bst", gate, torch.relu(dots))
         # 5. causal top-k: k = min(index_topk, number of visible keys)
         allowed = topk_mask(scores.detach(), visible, cfg.index_topk)
+        if taps is not None and taps.copy_targets is not None and i in taps.index_copy_layers:
+            probs = torch.softmax(scores.masked_fill(~visible, -math.inf), dim=-1)
+            taps.index_copy_losses.append(copy_attention_loss(probs, taps.copy_targets, taps.query_mask))
+            rows = taps.copy_targets.any(-1) & taps.query_mask
+            kept = (allowed & taps.copy_targets).any(-1)[rows]
+            taps.index_copy_kept.append((int(kept.sum()), int(rows.sum())))
         if log is not None:
             self._log_indexer_selection(i, scores, dots, visible, positions, allowed, log)
         return scores, allowed

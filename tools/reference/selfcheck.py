@@ -424,6 +424,70 @@ def check_copy_attention_supervision():
     assert float(taps.copy_losses[0]) == 0.0
 
 
+def check_indexer_copy_supervision():
+    """An indexer taught copy targets (train.py --indexer-copy-layers) adds -log of its score
+    distribution's mass on them over the visible keys: ~0 when every visible key is a target,
+    larger for one target than for a superset of it; only the named full layers add one, its
+    gradient reaches only their indexer's weights, and every query whose TopK covers all its
+    visible keys counts as kept."""
+    base = tiny_model(index_topk=4, index_topk_pattern="FSFF")
+    weights = {n: w.float().requires_grad_(True) for n, w in base.weights.items()}
+    model = ref.Glm5Model(base.cfg, weights, torch.float32, "grouped")
+    tokens = torch.tensor([prompt_tokens(12)])
+    S = tokens.shape[1]
+    valid = torch.ones(1, S, dtype=torch.bool)
+    everything = torch.ones(1, S, S, dtype=torch.bool).tril()
+    first = torch.zeros(1, S, S, dtype=torch.bool)
+    first[0, :, 0] = True
+    first_two = first.clone()
+    first_two[0, 1:, 1] = True
+    losses = {}
+    for name, targets in (("everything", everything), ("first", first), ("first_two", first_two)):
+        taps = ref.TrainingTaps(query_mask=valid, copy_targets=targets, index_copy_layers={2})
+        model.forward(tokens, ref.ModelCache(model.cfg), dsa=True, taps=taps)
+        assert len(taps.index_copy_losses) == 1 and len(taps.index_copy_kept) == 1
+        losses[name] = taps.index_copy_losses[0]
+        kept, queries = taps.index_copy_kept[0]
+        assert queries == S
+        if name == "everything":
+            assert kept == S
+        else:  # the first four queries see at most four keys: all kept
+            assert 4 <= kept <= S
+    assert abs(float(losses["everything"])) < 1e-6
+    assert float(losses["first"]) > float(losses["first_two"]) > 0.01
+    grads = torch.autograd.grad(losses["first"], list(weights.values()), allow_unused=True)
+    for name, g in zip(weights, grads):
+        nonzero = g is not None and float(g.abs().max()) > 0.0
+        assert nonzero == name.startswith("model.layers.2.self_attn.indexer."), name
+
+
+def check_copy_head_output_supervision():
+    """With copy_next_tokens each copy head's output is scored through the fixed read-out: the
+    loss teaches the head's own values and o_proj slice (and what feeds them), never the final
+    norm or lm_head; another head's o_proj columns get nothing."""
+    base = tiny_model(index_topk=64)
+    weights = {n: w.float().requires_grad_(True) for n, w in base.weights.items()}
+    model = ref.Glm5Model(base.cfg, weights, torch.float32, "grouped")
+    tokens = torch.tensor([prompt_tokens(12)])
+    S = tokens.shape[1]
+    targets = torch.ones(1, S, S, dtype=torch.bool).tril()
+    taps = ref.TrainingTaps(query_mask=torch.ones(1, S, dtype=torch.bool), copy_targets=targets,
+                            copy_heads={2: [1]}, copy_next_tokens=tokens.roll(-1, dims=1))
+    model.forward(tokens, ref.ModelCache(model.cfg), dsa=False, taps=taps)
+    assert len(taps.copy_logit_losses) == 1
+    loss = taps.copy_logit_losses[0]
+    assert float(loss) > 1.0  # random heads do not write the next token
+    names = ["lm_head.weight", "model.norm.weight", "model.layers.2.self_attn.o_proj.weight",
+             "model.layers.2.self_attn.kv_b_proj.weight", "model.layers.3.self_attn.o_proj.weight"]
+    grads = dict(zip(names, torch.autograd.grad(loss, [weights[n] for n in names], allow_unused=True)))
+    assert all(grads[n] is None for n in names[:2])
+    dv = model.cfg.v_head_dim
+    o_grad = grads[names[2]]
+    assert float(o_grad[:, dv:2 * dv].abs().max()) > 0
+    assert float(o_grad[:, :dv].abs().max()) == 0 and float(o_grad[:, 2 * dv:].abs().max()) == 0
+    assert float(grads[names[3]].abs().max()) > 0 and grads[names[4]] is None
+
+
 def check_missing_tensor_rejected():
     config = base_config()
     raw = build_checkpoint(config, 1, "bf16")
@@ -442,6 +506,7 @@ CHECKS = [check_e4m3_codec, check_bf16, check_safetensors_roundtrip, check_fp8_b
           check_incremental_equals_full, check_shared_layers_skip_the_indexer,
           check_absorbed_mla_equals_expanded, check_batched_grouped_equals_reference,
           check_vectorized_topk_rule, check_training_taps, check_copy_attention_supervision,
+          check_indexer_copy_supervision, check_copy_head_output_supervision,
           check_missing_tensor_rejected]
 
 

@@ -282,7 +282,8 @@ def line_targets(tokens: torch.Tensor, breaks: torch.Tensor, n: int) -> torch.Te
 def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None = None,
                previous_heads: dict | None = None, copy_weight: float = 0.0,
                classes: torch.Tensor | None = None, line_heads: dict | None = None,
-               breaks: torch.Tensor | None = None):
+               breaks: torch.Tensor | None = None, index_copy_layers: set | None = None,
+               index_copy_weight: float = 0.0, copy_logit_weight: float = 0.0):
     """Forward + losses. Returns (total loss, metrics, routed expert ids per MoE layer, the
     real-token mask of each of those layers)."""
     tokens, valid, next_mask, skip_mask = batch
@@ -292,6 +293,9 @@ def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None
         taps.copy_targets = copy_targets(tokens, next_mask, classes)
         taps.copy_heads = copy_heads
         taps.previous_token_heads = previous_heads or {}
+        taps.index_copy_layers = index_copy_layers or set()
+        if copy_logit_weight > 0:
+            taps.copy_next_tokens = torch.cat([tokens[:, 1:], tokens[:, -1:]], dim=1)
         for layer, heads in (line_heads or {}).items():
             taps.head_targets[layer] = [(h, line_targets(tokens, breaks, n)) for h, n in heads]
     hidden, logits = model.forward(tokens, ref.ModelCache(cfg), dsa=not dense, taps=taps)
@@ -320,6 +324,16 @@ def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None
             hits = (picked.argmax(-1) == targets)[copies]
         metrics["copy_loss"] = float(copy_loss)
         metrics["copy_acc"] = float(hits.float().mean()) if hits.numel() else 0.0
+    if taps.copy_logit_losses:
+        copy_logit_loss = torch.stack(taps.copy_logit_losses).mean()
+        total = total + copy_logit_weight * copy_logit_loss
+        metrics["copy_logit_loss"] = float(copy_logit_loss)
+    if taps.index_copy_losses:
+        index_copy_loss = torch.stack(taps.index_copy_losses).mean()
+        total = total + index_copy_weight * index_copy_loss
+        metrics["index_copy_loss"] = float(index_copy_loss)
+        metrics["index_kept"] = float(sum(k for k, _ in taps.index_copy_kept))
+        metrics["index_queries"] = float(sum(n for _, n in taps.index_copy_kept))
     expert_ids = dict(taps.expert_ids)
     expert_ids.update(mtp_taps.expert_ids)
     masks = {i: (valid if i < cfg.num_hidden_layers else valid[:, 1:]) for i in expert_ids}
@@ -371,7 +385,8 @@ class StopFlag:
 # ------------------------------------------------------------------------------ main
 
 RESUMABLE_ARGS = ("seed", "steps", "lr", "warmup_steps", "dense_steps", "batch_tokens", "weight_decay",
-                  "clip", "bias_rate", "copy_heads", "previous_heads", "copy_weight", "line_heads")
+                  "clip", "bias_rate", "copy_heads", "previous_heads", "copy_weight", "line_heads",
+                  "indexer_copy_layers", "indexer_copy_weight", "copy_logit_weight")
 
 
 def parse_heads(option: str, text: str | None, cfg: ref.Glm5Config, offsets: bool = False) -> dict:
@@ -393,6 +408,18 @@ def parse_heads(option: str, text: str | None, cfg: ref.Glm5Config, offsets: boo
             sys.exit(f"train.py: {option}: no head {item} in this model")
         heads.setdefault(layer, []).append((head, back) if offsets else head)
     return heads
+
+
+def parse_layers(option: str, text: str | None, cfg: ref.Glm5Config) -> set:
+    """'2,4' -> {2, 4}: main-model layers that run their own indexer."""
+    layers = set()
+    for item in (text or "").split(","):
+        if not item:
+            continue
+        if not item.isdigit() or not cfg.layer_has_indexer(int(item)) or int(item) >= cfg.num_hidden_layers:
+            sys.exit(f"train.py: {option}: '{item}' is not a layer with its own indexer")
+        layers.add(int(item))
+    return layers
 
 
 def main():
@@ -426,6 +453,16 @@ def main():
                     help="with --copy-heads: teach these heads to read the N-th (default first) "
                     "token of the current line, so a line's later tokens carry its key")
     ap.add_argument("--copy-weight", type=float, default=0.5, help="weight of those attention losses")
+    ap.add_argument("--indexer-copy-layers", default=None, metavar="L,...",
+                    help="with --copy-heads: teach these layers' indexers to rank the copy targets "
+                    "first too, so the DSA TopK keeps what the copy heads read (it learns from "
+                    "its KL otherwise, where one head's targets weigh 1/8 of the sum)")
+    ap.add_argument("--copy-logit-weight", type=float, default=0.0,
+                    help="with --copy-heads: weight of a cross-entropy on each copy head's own "
+                    "output (through o_proj, the final norm and lm_head) against the token it "
+                    "should copy: attention supervision teaches where to look, this what to write")
+    ap.add_argument("--indexer-copy-weight", type=float, default=1.0,
+                    help="weight of the indexers' copy loss")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--init-from", help="start from an exported model folder (same config and "
                     "tokenizer, e.g. resources/models/strata-tiny) instead of random weights: "
@@ -454,6 +491,9 @@ def main():
     copy_heads = parse_heads("--copy-heads", args.copy_heads, cfg)
     previous_heads = parse_heads("--previous-heads", args.previous_heads, cfg, offsets=True)
     line_heads = parse_heads("--line-heads", args.line_heads, cfg, offsets=True)
+    index_copy_layers = parse_layers("--indexer-copy-layers", args.indexer_copy_layers, cfg)
+    if index_copy_layers and not copy_heads:
+        sys.exit("train.py: --indexer-copy-layers needs --copy-heads (they share the copy targets)")
     classes = match_classes(args.tokenizer, cfg.vocab_size)
     breaks = line_breaks(args.tokenizer, cfg.vocab_size)
     weights = init_weights(cfg, args.seed)
@@ -511,7 +551,9 @@ def main():
 
         started = time.time()
         total, metrics, expert_ids, masks = train_step(model, batch, dense, copy_heads, previous_heads,
-                                                       args.copy_weight, classes, line_heads, breaks)
+                                                       args.copy_weight, classes, line_heads, breaks,
+                                                       index_copy_layers, args.indexer_copy_weight,
+                                                       args.copy_logit_weight)
         optimizer.zero_grad(set_to_none=True)
         total.backward()
         for name in ("main", "indexer"):
@@ -545,7 +587,10 @@ def main():
                  f"loss {avg['loss']:.4f} acc {avg['acc']:.4f} mtp_loss {avg['mtp_loss']:.4f} "
                  f"mtp_acc {avg['mtp_acc']:.4f} indexer_kl {avg['indexer_kl']:.4f} "
                  f"gnorm {avg['gnorm_main']:.2f}/{avg['gnorm_indexer']:.2f} load_max {load_max:.2f} "
-                 + (f"copy_loss {avg['copy_loss']:.4f} copy_acc {avg['copy_acc']:.4f} " if copy_heads else "") +
+                 + (f"copy_loss {avg['copy_loss']:.4f} copy_acc {avg['copy_acc']:.4f} " if copy_heads else "")
+                 + (f"copy_logit_loss {avg['copy_logit_loss']:.4f} " if args.copy_logit_weight > 0 else "")
+                 + (f"index_copy_loss {avg['index_copy_loss']:.4f} index_kept "
+                    f"{sums['index_kept'] / max(sums['index_queries'], 1):.3f} " if index_copy_layers else "") +
                  f"tok/s {window['tokens'] / window['time']:.0f} padded_tok/s {window['padded'] / window['time']:.0f} "
                  f"epoch {state['epoch']} train_time {state['train_seconds'] / 60:.1f}min")
             window = {"time": 0.0, "tokens": 0, "padded": 0, "n": 0}
