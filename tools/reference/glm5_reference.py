@@ -452,6 +452,7 @@ class TrainingTaps:
     index_copy_kept: list = field(default_factory=list)  # (copy queries with a target kept, all)
     copy_next_tokens: torch.Tensor | None = None  # [B, S]: the token a copy head should write
     copy_logit_losses: list = field(default_factory=list)  # scalar per copy head, with copy_next_tokens
+    copy_logit_rows: torch.Tensor | None = None  # [B, S] bool: the queries scored (default: all with targets)
 
 
 def indexer_distillation_kl(index_scores, attn_probs, allowed, query_mask):
@@ -666,6 +667,8 @@ class Glm5Model:
         final norm and lm_head, against copy_next_tokens, over the queries with copy targets."""
         dv = self.cfg.v_head_dim
         rows = taps.copy_targets.any(-1) & taps.query_mask
+        if taps.copy_logit_rows is not None:
+            rows &= taps.copy_logit_rows
         if not bool(rows.any()):
             return o.sum() * 0.0
         w_o = self.w(f"model.layers.{i}.self_attn.o_proj.weight")[:, h * dv:(h + 1) * dv]

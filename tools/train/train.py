@@ -221,20 +221,23 @@ def match_classes(tokenizer_path: str, vocab_size: int) -> torch.Tensor:
 
 
 def copy_targets(tokens: torch.Tensor, next_mask: torch.Tensor, classes: torch.Tensor,
-                 max_match: int = 8) -> torch.Tensor:
+                 max_match: int = 8, with_keyed: bool = False):
     """Where an induction head should look: [B, S, T] bool, for each completion query p the
     earlier keys j holding the token that comes next (token j == token p+1) whose preceding
     tokens match the tokens ending at p the longest (at least one token: j-1 matches p;
     tokens match when their match_classes do). The target of prompt-lookup decoding, learned
     as an attention pattern: every copy in the corpus (a looked-up value, a repeated list, a
-    name from the question) has one."""
+    name from the question) has one. With with_keyed, also [B, S] bool: the queries with
+    targets whose last two tokens also precede some other token earlier (the value after
+    `pini: ` among a list's lines): copies that only a longer context, the key, decides."""
     B, S = tokens.shape
     context = classes[tokens]
     nxt = torch.full_like(tokens, -1)
     nxt[:, :-1] = tokens[:, 1:]
     pos = torch.arange(S)
+    earlier = (pos[:, None] >= pos[None, :]) & (pos[None, :] >= 1)
     cand = tokens[:, None, :] == nxt[:, :, None]
-    cand &= (pos[:, None] >= pos[None, :]) & (pos[None, :] >= 1)
+    cand &= earlier
     cand &= next_mask[:, :, None]
     alive = torch.ones_like(cand)
     length = torch.zeros(cand.shape, dtype=torch.int16)
@@ -245,9 +248,11 @@ def copy_targets(tokens: torch.Tensor, next_mask: torch.Tensor, classes: torch.T
         before[:, k + 1:] = context[:, :S - k - 1]
         alive &= current[:, :, None] == before[:, None, :]
         length += alive
+    others = ((length >= 2) & earlier & ~cand).any(-1) & next_mask
     length = length * cand
     best = length.amax(-1, keepdim=True)
-    return cand & (length == best) & (best >= 1)
+    targets = cand & (length == best) & (best >= 1)
+    return (targets, others & targets.any(-1)) if with_keyed else targets
 
 
 def line_breaks(tokenizer_path: str, vocab_size: int) -> torch.Tensor:
@@ -283,19 +288,22 @@ def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None
                previous_heads: dict | None = None, copy_weight: float = 0.0,
                classes: torch.Tensor | None = None, line_heads: dict | None = None,
                breaks: torch.Tensor | None = None, index_copy_layers: set | None = None,
-               index_copy_weight: float = 0.0, copy_logit_weight: float = 0.0):
+               index_copy_weight: float = 0.0, copy_logit_weight: float = 0.0,
+               copy_logit_keyed: bool = False):
     """Forward + losses. Returns (total loss, metrics, routed expert ids per MoE layer, the
     real-token mask of each of those layers)."""
     tokens, valid, next_mask, skip_mask = batch
     cfg = model.cfg
     taps = ref.TrainingTaps(query_mask=valid)
     if copy_heads:
-        taps.copy_targets = copy_targets(tokens, next_mask, classes)
+        taps.copy_targets, keyed = copy_targets(tokens, next_mask, classes, with_keyed=True)
         taps.copy_heads = copy_heads
         taps.previous_token_heads = previous_heads or {}
         taps.index_copy_layers = index_copy_layers or set()
         if copy_logit_weight > 0:
             taps.copy_next_tokens = torch.cat([tokens[:, 1:], tokens[:, -1:]], dim=1)
+            if copy_logit_keyed:
+                taps.copy_logit_rows = keyed
         for layer, heads in (line_heads or {}).items():
             taps.head_targets[layer] = [(h, line_targets(tokens, breaks, n)) for h, n in heads]
     hidden, logits = model.forward(tokens, ref.ModelCache(cfg), dsa=not dense, taps=taps)
@@ -386,7 +394,8 @@ class StopFlag:
 
 RESUMABLE_ARGS = ("seed", "steps", "lr", "warmup_steps", "dense_steps", "batch_tokens", "weight_decay",
                   "clip", "bias_rate", "copy_heads", "previous_heads", "copy_weight", "line_heads",
-                  "indexer_copy_layers", "indexer_copy_weight", "copy_logit_weight")
+                  "indexer_copy_layers", "indexer_copy_weight", "copy_logit_weight",
+                  "copy_logit_keyed")
 
 
 def parse_heads(option: str, text: str | None, cfg: ref.Glm5Config, offsets: bool = False) -> dict:
@@ -461,6 +470,9 @@ def main():
                     help="with --copy-heads: weight of a cross-entropy on each copy head's own "
                     "output (through o_proj, the final norm and lm_head) against the token it "
                     "should copy: attention supervision teaches where to look, this what to write")
+    ap.add_argument("--copy-logit-keyed", action="store_true",
+                    help="score only the copies the last two tokens do not decide (a list "
+                    "line's value): averaged over every copy, the easy ones swamp them")
     ap.add_argument("--indexer-copy-weight", type=float, default=1.0,
                     help="weight of the indexers' copy loss")
     ap.add_argument("--resume", action="store_true")
@@ -553,7 +565,7 @@ def main():
         total, metrics, expert_ids, masks = train_step(model, batch, dense, copy_heads, previous_heads,
                                                        args.copy_weight, classes, line_heads, breaks,
                                                        index_copy_layers, args.indexer_copy_weight,
-                                                       args.copy_logit_weight)
+                                                       args.copy_logit_weight, args.copy_logit_keyed)
         optimizer.zero_grad(set_to_none=True)
         total.backward()
         for name in ("main", "indexer"):
