@@ -296,14 +296,15 @@ def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None
     cfg = model.cfg
     taps = ref.TrainingTaps(query_mask=valid)
     if copy_heads:
-        taps.copy_targets, keyed = copy_targets(tokens, next_mask, classes, with_keyed=True)
+        keyed_only = copy_logit_weight > 0 and copy_logit_keyed
+        found = copy_targets(tokens, next_mask, classes, with_keyed=keyed_only)
+        taps.copy_targets, keyed = found if keyed_only else (found, None)
         taps.copy_heads = copy_heads
         taps.previous_token_heads = previous_heads or {}
         taps.index_copy_layers = index_copy_layers or set()
         if copy_logit_weight > 0:
             taps.copy_next_tokens = torch.cat([tokens[:, 1:], tokens[:, -1:]], dim=1)
-            if copy_logit_keyed:
-                taps.copy_logit_rows = keyed
+            taps.copy_logit_rows = keyed
         for layer, heads in (line_heads or {}).items():
             taps.head_targets[layer] = [(h, line_targets(tokens, breaks, n)) for h, n in heads]
     hidden, logits = model.forward(tokens, ref.ModelCache(cfg), dsa=not dense, taps=taps)
