@@ -21,10 +21,13 @@ int encode(float v, float scale, int qmax) {
 
 // One block of `count` <= 32 activations: returns its scale and writes its codes in column
 // order (the same arithmetic as encode(): exact division, round to nearest even, clamp).
-// Decode quantizes every activation row once per matmul, so this is built for several
-// instruction sets like the kernels.
+// Decode quantizes every activation row once per matmul, so this is built for AVX2 too. Not
+// for AVX-512: GCC 12's avx512f clone returned its scale through a 512-bit move into zmm0
+// and no vzeroupper, leaving the upper state dirty, and every SSE instruction after it (the
+// SwiGLU's expf, ...) ran ~30x slower on an AVX-512 Xeon until the next kernel's vzeroupper:
+// in-memory decode of the synthetic medium model lost ~15 % of its time to it.
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+__attribute__((target_clones("avx2", "default")))
 #endif
 float quantizeActivationBlock(const float* x, int64_t count, int8_t* codes) {
   float amax = 0.0f;
