@@ -80,9 +80,16 @@ IntKernels intKernels(IntKernelPath path) {
 #if defined(__x86_64__)
     case IntKernelPath::Avx2:
       return {path, dotInt8Avx2, dotInt4Avx2, tileInt8Avx2, tileInt4Avx2};
-    case IntKernelPath::AvxVnni: return {path, dotInt8AvxVnni, dotInt4AvxVnni};
-    case IntKernelPath::Avx512Vnni: return {path, dotInt8Avx512Vnni, dotInt4Avx512Vnni};
-    case IntKernelPath::Avx512Vnni256: return {path, dotInt8Avx512Vnni256, dotInt4Avx512Vnni256};
+    // Every path computes the same numbers (int_dot.h), so the prefill tiles need not match
+    // the row kernels' instructions: AVX-VNNI CPUs take the AVX2 ones (none here to measure
+    // a VEX vpdpbusd tile on), AVX-512 VNNI CPUs the vpdpbusd ones.
+    case IntKernelPath::AvxVnni:
+      return {path, dotInt8AvxVnni, dotInt4AvxVnni, tileInt8Avx2, tileInt4Avx2};
+    case IntKernelPath::Avx512Vnni:
+      return {path, dotInt8Avx512Vnni, dotInt4Avx512Vnni, tileInt8Avx512Vnni, tileInt4Avx512Vnni};
+    case IntKernelPath::Avx512Vnni256:
+      return {path, dotInt8Avx512Vnni256, dotInt4Avx512Vnni256, tileInt8Avx512Vnni,
+              tileInt4Avx512Vnni};
 #elif defined(__aarch64__)
     case IntKernelPath::NeonDot: return {path, dotInt8NeonDot, dotInt4NeonDot};
 #endif

@@ -19,7 +19,7 @@
 // speculative verify pass or a small batch): the row's bytes are loaded and unpacked once for
 // all of them. Decode does not combine rows: streaming several rows at once measured far
 // slower on this project's machine than one row in address order. Many inputs (prefill) go
-// through tile kernels, eight rows against every input (int_tile_avx2.cpp). Each input's
+// through tile kernels, eight rows against every input (int_tile.h). Each input's
 // number is exactly the one defined above, so it does not depend on the batch (speculative
 // verification relies on that).
 #include <bit>
@@ -130,6 +130,8 @@ void dotInt8Avx2(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt4Avx2(const IntRowArgs& a, float* out, int64_t outStride);
 void tileInt8Avx2(const IntTileArgs& t, float* out, int64_t outStride);
 void tileInt4Avx2(const IntTileArgs& t, float* out, int64_t outStride);
+void tileInt8Avx512Vnni(const IntTileArgs& t, float* out, int64_t outStride);
+void tileInt4Avx512Vnni(const IntTileArgs& t, float* out, int64_t outStride);
 void dotInt8AvxVnni(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt4AvxVnni(const IntRowArgs& a, float* out, int64_t outStride);
 void dotInt8Avx512Vnni(const IntRowArgs& a, float* out, int64_t outStride);
