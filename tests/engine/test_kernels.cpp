@@ -2,12 +2,16 @@
 // has must equal the scalar reference bit for bit; the scalar reference must equal the
 // arithmetic written out here from the format definition.
 #include <QtTest>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "kernels/int_dot.h"
 #include "kernels/matmul.h"
@@ -35,6 +39,20 @@ bool bitEqual(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 int qmax(IntFormat f) { return f == IntFormat::Int8 ? 127 : 7; }
+
+#if defined(__x86_64__)
+// The calling thread's XINUSE (xgetbv with ecx = 1), or nothing where the CPU cannot report it.
+std::optional<uint64_t> vectorStateInUse() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE)) return std::nullopt;
+  if (!__get_cpuid_count(0xd, 1, &a, &b, &c, &d) || !(a & (1u << 2))) return std::nullopt;
+  uint32_t low = 0, high = 0;
+  asm volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(1));
+  return (uint64_t{high} << 32) | low;
+}
+// XINUSE bits 2 and 6: the upper halves of ymm0-15 and of zmm0-15.
+constexpr uint64_t kDirtyUpper = (1u << 2) | (1u << 6);
+#endif
 
 void addShapeRows() {
   QTest::addColumn<int>("format");
@@ -297,6 +315,53 @@ class TestKernels : public QObject {
           }
         }
     }
+  }
+
+  // Every entry point returns with the upper halves of ymm/zmm 0-15 clean: left in use, they
+  // make each later SSE instruction pay a transition penalty on Intel CPUs (an avx512f clone
+  // returning through zmm0 once made the SwiGLU's expf ~30x slower). The same is checked
+  // statically on every object (tests/cross/clean_upper_state.sh); this checks the CPU's view.
+  void entryPointsLeaveUpperStateClean() {
+#if defined(__x86_64__)
+    if (!vectorStateInUse()) QSKIP("this CPU cannot report the vector state in use (xgetbv 1)");
+    if (!__builtin_cpu_supports("avx")) QSKIP("no AVX: there is no upper vector state");
+    asm volatile("vzeroupper");
+    if (*vectorStateInUse() & kDirtyUpper)
+      QSKIP("the upper vector state reads in use right after vzeroupper on this (virtual) CPU");
+    auto check = [](const char* what) {
+      const uint64_t state = *vectorStateInUse();
+      QVERIFY2(!(state & kDirtyUpper),
+               qPrintable(QString("%1 left XINUSE %2").arg(what).arg(state, 0, 16)));
+    };
+    const int rows = 24, cols = 256;
+    const auto w = randomValues(static_cast<size_t>(rows) * cols, 91);
+    const auto x = randomValues(static_cast<size_t>(8) * cols, 92);
+    std::vector<float> out(static_cast<size_t>(8) * rows);
+    for (IntFormat f : {IntFormat::Int8, IntFormat::Int4}) {
+      const auto m = quant::quantizeMatrix(w.data(), rows, cols, f, 32);
+      check("quantizeMatrix");
+      (void)quant::quantizeActivations(x.data(), 3, cols, m.paddedCols, f);
+      check("quantizeActivations");
+      std::vector<float> row(static_cast<size_t>(cols));
+      quant::dequantizeRow(m, 1, row.data());
+      check("dequantizeRow");
+      for (auto p : kernels::kAllIntPaths) {
+        if (!kernels::pathAvailable(p)) continue;
+        for (int n : {1, 3, 8}) {  // one row kernel input, several, a tile
+          kernels::matmulInteger(m, x.data(), n, out.data(), kernels::intKernels(p));
+          check(kernels::pathName(p).data());
+        }
+      }
+    }
+    for (const auto& m :
+         {kernels::Matrix::fromF32(rows, cols, w), kernels::Matrix::toBf16(rows, cols, w)})
+      for (int n : {1, 3}) {
+        kernels::matmul(m, x.data(), n, out.data());
+        check("matmul (f32 / bf16)");
+      }
+#else
+    QSKIP("x86-64 only: the SSE/AVX transition penalty is an x86 matter");
+#endif
   }
 
   // From RowProduct::kTileMinInputs inputs, a path with tile kernels (AVX2) computes eight
