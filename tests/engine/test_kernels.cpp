@@ -364,7 +364,7 @@ class TestKernels : public QObject {
 #endif
   }
 
-  // From RowProduct::kTileMinInputs inputs, a path with tile kernels (AVX2) computes eight
+  // From RowProduct::kTileMinInputs inputs, a path with tile kernels (x86-64 ones) computes eight
   // weight rows at a time against all inputs: every number must still be the scalar row
   // kernel's for that input alone - whole tiles and leftover rows, input counts across the
   // tile's groups of 16, every scale layout, and blocks at full scale on both sides (int4:
@@ -411,7 +411,8 @@ class TestKernels : public QObject {
           }
       }
     }
-    if (tiled == 0) QSKIP("no kernel path on this CPU has tile kernels (AVX2 has)");
+    if (tiled == 0)
+      QSKIP("no kernel path on this CPU has tile kernels (AVX2 and the VNNI ones have)");
   }
 
   // The integer path approximates the exact (dequantize-then-f32) path closely.
