@@ -20,10 +20,7 @@ float int8Row(const IntRowArgs& a) {
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
     // As the int4 rows do: with the hardware prefetcher alone int8 matvecs read 79-89 % of the
     // memory bandwidth (`bench kernels`, Zen 3), with this 88-111 %.
-    for (int line = 0; line < 2; ++line)
-      _mm_prefetch(
-          reinterpret_cast<const char*>(a.weights + chunk * 128 + kPrefetchBytes + line * 64),
-          _MM_HINT_T0);
+    prefetchAhead(a.weights + chunk * 128, 2);
     __m256i sums[4];
     for (int k = 0; k < 4; ++k) {
       const int64_t offset = chunk * 128 + k * 32;
@@ -48,10 +45,7 @@ void int8Inputs(const IntRowArgs& a, float* out, int64_t outStride) {
   __m128 lanes[kInputs];
   for (int i = 0; i < kInputs; ++i) lanes[i] = _mm_setzero_ps();
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
-    for (int line = 0; line < 2; ++line)
-      _mm_prefetch(
-          reinterpret_cast<const char*>(a.weights + chunk * 128 + kPrefetchBytes + line * 64),
-          _MM_HINT_T0);
+    prefetchAhead(a.weights + chunk * 128, 2);
     __m256i sums[kInputs][4];
     for (int k = 0; k < 4; ++k) {
       const int64_t offset = chunk * 128 + k * 32;
@@ -135,8 +129,7 @@ __attribute__((always_inline)) inline void addChunkPair(const IntRowArgs& a, int
                                                         __m256 (&lanes)[kInputs]) {
   const int64_t blocks = a.paddedCols / 32;
   const uint8_t* w = a.weights + chunk * 64;
-  for (int line = 0; line < 2; ++line)
-    _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchBytes + line * 64), _MM_HINT_T0);
+  prefetchAhead(w, 2);
   __m256i h[kInputs][2];
   for (int c = 0; c < 2; ++c) {
     const Int4Chunk unpacked = unpackChunk(w + c * 64);

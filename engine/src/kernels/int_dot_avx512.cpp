@@ -89,9 +89,7 @@ __attribute__((always_inline)) inline void int4Quad(const IntRowArgs& a, int64_t
                                                     __m512* lanes) {
   const __m512i lowMask = _mm512_set1_epi8(0x0F);
   __m512i lo[4], hi[4];
-  for (int line = 0; line < 4; ++line)
-    _mm_prefetch(reinterpret_cast<const char*>(a.weights + c0 * 64 + kPrefetchBytes + line * 64),
-                 _MM_HINT_T0);
+  prefetchAhead(a.weights + c0 * 64, 4);
   for (int q = 0; q < valid; ++q) {
     const __m512i bytes = _mm512_loadu_si512(a.weights + (c0 + q) * 64);
     lo[q] = _mm512_and_si512(bytes, lowMask);
@@ -161,22 +159,14 @@ __m512i int8BlockSums4(const __m512i d[8]) {
                           _mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-// The weight lines kPrefetchBytes ahead of an int8 chunk (128 bytes). As in the AVX2 kernels:
-// without it the hardware prefetcher alone left int8 matvecs at 61-65 % of the memory read
-// bandwidth on an AVX-512 Xeon (`bench kernels`).
-inline void prefetchChunk(const IntRowArgs& a, int64_t chunk) {
-  for (int line = 0; line < 2; ++line)
-    _mm_prefetch(
-        reinterpret_cast<const char*>(a.weights + chunk * 128 + kPrefetchBytes + line * 64),
-        _MM_HINT_T0);
-}
-
 template <Groups g>
 void int8One(const IntRowArgs& a, float* out) {
   const __m512i zero = _mm512_setzero_si512();
   __m128 lanes = _mm_setzero_ps();
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
-    prefetchChunk(a, chunk);
+    // As in the AVX2 kernels: without it the hardware prefetcher alone left int8 matvecs at
+    // 61-65 % of the memory read bandwidth on an AVX-512 Xeon (`bench kernels`).
+    prefetchAhead(a.weights + chunk * 128, 2);
     __m512i d[2];
     for (int half = 0; half < 2; ++half) {
       const int64_t offset = chunk * 128 + half * 64;
@@ -204,7 +194,7 @@ void int8Four(const IntRowArgs& a, float* out, int64_t outStride) {
   }
   __m512 lanes = _mm512_setzero_ps();
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
-    prefetchChunk(a, chunk);
+    prefetchAhead(a.weights + chunk * 128, 2);
     __m512i d[8];
     for (int half = 0; half < 2; ++half) {
       const int64_t offset = chunk * 128 + half * 64;

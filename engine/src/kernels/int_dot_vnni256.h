@@ -92,9 +92,7 @@ __attribute__((always_inline)) inline void int4Pair(const IntRowArgs& a, int64_t
   constexpr int kLoads = kFull ? 4 : 2;  // 32-byte weight loads: two per chunk
   const __m256i lowMask = _mm256_set1_epi8(0x0F);
   __m256i lo[4], hi[4];
-  const uint8_t* ahead = a.weights + c0 * 64 + kPrefetchBytes;
-  _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-  _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
+  prefetchAhead(a.weights + c0 * 64, 2);
   for (int q = 0; q < kLoads; ++q) {
     const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.weights + c0 * 64 + q * 32));
     lo[q] = _mm256_and_si256(bytes, lowMask);
@@ -191,10 +189,7 @@ float int8Row(const IntRowArgs& a) {
   for (int64_t chunk = 0; chunk < a.paddedCols / 128; ++chunk) {
     // Without it int8 matvecs read 61-67 % of the memory bandwidth on an AVX-512 Xeon, with it
     // as much as the AVX2 and zmm kernels (`bench kernels`).
-    for (int line = 0; line < 2; ++line)
-      _mm_prefetch(
-          reinterpret_cast<const char*>(a.weights + chunk * 128 + kPrefetchBytes + line * 64),
-          _MM_HINT_T0);
+    prefetchAhead(a.weights + chunk * 128, 2);
     __m256i d[4];  // block k's eight partial sums
     for (int k = 0; k < 4; ++k) {
       const int64_t offset = chunk * 128 + k * 32;
