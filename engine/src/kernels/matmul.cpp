@@ -72,16 +72,38 @@ void addScaledRow(const float* __restrict row, const float* scales, int64_t scal
 
 void computeRows(std::span<const RowProduct> products) {
   int64_t work = 0;
-  for (const RowProduct& p : products) work += p.multiplyAdds();
-#pragma omp parallel if (work >= kParallelThreshold)
+  std::vector<int64_t> rowCounts;
+  for (const RowProduct& p : products) {
+    work += p.multiplyAdds();
+    rowCounts.push_back(p.rows());
+  }
+  const bool parallel = work >= kParallelThreshold;
+  const std::vector<RowChunk> chunks = rowChunks(rowCounts, parallel ? omp_get_max_threads() : 1);
+#pragma omp parallel if (parallel)
   {
     std::vector<float> scratch;  // a dequantized weight row, reused for every row of the thread
-    shareRows(products, scratch);
+    shareRows(products, chunks, scratch);
   }
 }
 
-void shareRows(std::span<const RowProduct> products, std::vector<float>& scratch) {
-  for (const RowProduct& p : products) p.computeShare(scratch);
+std::vector<RowChunk> rowChunks(std::span<const int64_t> rowCounts, int threads) {
+  int64_t total = 0;
+  for (int64_t rows : rowCounts) total += rows;
+  const int64_t wanted = int64_t{std::max(threads, 1)} * kChunksPerThread;
+  const int64_t tiles = (total / wanted + kIntTileRows - 1) / kIntTileRows;
+  const int64_t size = std::max<int64_t>(tiles, 1) * kIntTileRows;
+  std::vector<RowChunk> chunks;
+  for (size_t p = 0; p < rowCounts.size(); ++p)
+    for (int64_t begin = 0; begin < rowCounts[p]; begin += size)
+      chunks.push_back({p, begin, std::min(begin + size, rowCounts[p])});
+  return chunks;
+}
+
+void shareRows(std::span<const RowProduct> products, std::span<const RowChunk> chunks,
+               std::vector<float>& scratch) {
+#pragma omp for schedule(dynamic, 1) nowait
+  for (size_t i = 0; i < chunks.size(); ++i)
+    products[chunks[i].product].computeRows(chunks[i].begin, chunks[i].end, scratch);
 }
 
 void matmul(const Matrix& w, const float* x, int64_t n, float* y, const KernelConfig& config) {

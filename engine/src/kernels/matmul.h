@@ -53,10 +53,24 @@ void matmulRows(const Matrix& w, const float* x, int64_t n, std::span<const RowR
 // The rows of every product, split across threads in one parallel region when their work
 // reaches kParallelThreshold.
 void computeRows(std::span<const RowProduct> products);
-// The same from inside a parallel region, called by every thread of it: each product's rows
-// split evenly across the threads, with no barrier at the end (the caller places one).
-// `scratch` is the calling thread's own.
-void shareRows(std::span<const RowProduct> products, std::vector<float>& scratch);
+
+// A run of output rows of one product (by index into the caller's list): what a thread takes
+// at a time.
+struct RowChunk {
+  size_t product;
+  int64_t begin, end;
+};
+// The rows of products with these row counts in about kChunksPerThread runs per thread, each a
+// whole number of tiles (kIntTileRows) but the last of a product. Threads take runs as they
+// come free rather than a fixed half each: on a shared machine one thread often runs slower
+// than the other, and an even split left the faster one spinning at every barrier.
+inline constexpr int kChunksPerThread = 8;
+std::vector<RowChunk> rowChunks(std::span<const int64_t> rowCounts, int threads);
+// computeRows from inside a parallel region, called by every thread of it: the chunks of
+// `products` (from rowChunks) taken by whichever thread is free, with no barrier at the end
+// (the caller places one). `scratch` is the calling thread's own.
+void shareRows(std::span<const RowProduct> products, std::span<const RowChunk> chunks,
+               std::vector<float>& scratch);
 
 // yr[i * rows] = wr . x[i] for the n activation rows x[i] (cols values each): one weight row,
 // loaded once, against every input. Summed in one fixed order (float_rows.cpp: 32 partial sums,

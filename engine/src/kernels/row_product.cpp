@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstddef>
 
-#include <omp.h>
-
 #include "kernels/matmul.h"
 
 namespace strata::kernels {
@@ -138,11 +136,6 @@ void RowProduct::computeRowsInto(int64_t begin, int64_t end, float* out, int64_t
       return;
     }
   }
-}
-
-void RowProduct::computeShare(std::vector<float>& scratch) const {
-  const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
-  computeRows(rows_ * thread / threads, rows_ * (thread + 1) / threads, scratch);
 }
 
 }  // namespace strata::kernels

@@ -42,9 +42,6 @@ class RowProduct {
   // begin] (a slice of the rows, such as one attention head's, into a buffer of its own).
   void computeRowsInto(int64_t begin, int64_t end, float* out, int64_t outStride,
                        std::vector<float>& scratch) const;
-  // This thread's even share of the rows, from inside a parallel region (the split
-  // schedule(static) makes), or every row outside one.
-  void computeShare(std::vector<float>& scratch) const;
 
  private:
   void selectPath(const Matrix& w);

@@ -1,5 +1,7 @@
 #include "model/moe.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -61,11 +63,11 @@ struct FeedForwardTask {
 };
 
 // Several SwiGLUs in one parallel region. Large ones (decode's experts on a real model): every
-// gate and up product with its rows split evenly across the threads, then each task's SwiGLU
-// and down-product input (one task per thread at a time), then every down product split the
-// same way, so the threads stay balanced whatever the count (one expert per thread left one of
-// two threads idle for a ninth of a decode layer: 8 routed + 1 shared). Small ones (a tiny
-// model's): whole tasks per thread, as splitting them costs more in scheduling than it
+// gate and up product's rows in runs taken by whichever thread is free (rowChunks), then each
+// task's SwiGLU and down-product input (one task per thread at a time), then every down
+// product's rows the same way, so the threads stay balanced whatever the count (one expert per
+// thread left one of two threads idle for a ninth of a decode layer: 8 routed + 1 shared). Small
+// ones (a tiny model's): whole tasks per thread, as splitting them costs more in scheduling than it
 // balances. Tasks reading the same rows (decode: every expert reads the one token) quantize
 // them once. A row's numbers do not depend on the split, so each output is exactly a lone
 // SwiGLU's.
@@ -96,6 +98,16 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
   const bool parallel =
       work >= (wholeTasks ? kernels::kParallelThreshold / 4 : kernels::kParallelThreshold);
   std::vector<std::optional<kernels::RowProduct>> down(tasks.size());
+  std::vector<kernels::RowChunk> gateUpChunks, downChunks;
+  if (!wholeTasks) {
+    const int threads = parallel ? omp_get_max_threads() : 1;
+    std::vector<int64_t> rows;
+    for (const kernels::RowProduct& p : gateUp) rows.push_back(p.rows());
+    gateUpChunks = kernels::rowChunks(rows, threads);
+    rows.clear();
+    for (const FeedForwardTask& t : tasks) rows.push_back(t.w->down.rows());
+    downChunks = kernels::rowChunks(rows, threads);
+  }
   auto prepareDown = [&](size_t i) {
     FeedForwardTask& t = tasks[i];
     for (size_t j = 0; j < t.gate.size(); ++j) t.gate[j] = silu(t.gate[j]) * t.up[j];
@@ -113,11 +125,15 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
         down[i]->computeRows(0, down[i]->rows(), scratch);
       }
     } else {
-      kernels::shareRows(gateUp, scratch);
+      kernels::shareRows(gateUp, gateUpChunks, scratch);
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
       for (size_t i = 0; i < tasks.size(); ++i) prepareDown(i);
-      for (const std::optional<kernels::RowProduct>& d : down) d->computeShare(scratch);
+#pragma omp for schedule(dynamic, 1) nowait
+      for (size_t i = 0; i < downChunks.size(); ++i) {
+        const kernels::RowChunk& c = downChunks[i];
+        down[c.product]->computeRows(c.begin, c.end, scratch);
+      }
     }
   }
 }
