@@ -766,6 +766,57 @@ class TestKernels : public QObject {
             qPrintable(QString("output %1, column %2: not addScaledRow's sums").arg(i).arg(j)));
       }
   }
+
+  // The int8 row kernels (absorbed attention on an int8 kv_b) widen codes in registers to the
+  // very values dequantizeRow writes, so each result is the f32 kernel's on the widened rows,
+  // bit for bit: group sizes 32 and 128 and one scale per row, padded rows, tails, several
+  // inputs, and a slice of rows from the middle of the matrix.
+  void int8RowKernelsEqualWidenedRows_data() {
+    QTest::addColumn<int>("cols");
+    QTest::addColumn<int>("groupSize");
+    for (int cols : {32, 77, 256, 300, 512})
+      for (int group : {32, 128, 0})
+        QTest::addRow("cols %d group %d", cols, group) << cols << group;
+  }
+  void int8RowKernelsEqualWidenedRows() {
+    QFETCH(int, cols);
+    QFETCH(int, groupSize);
+    const int total = 40, first = 7, count = 21;
+    const auto weights = randomValues(static_cast<size_t>(total) * cols, 91, 0.1f);
+    const quant::QuantizedMatrix w =
+        quant::quantizeMatrix(weights.data(), total, cols, IntFormat::Int8, groupSize);
+    std::vector<float> widened(static_cast<size_t>(count) * cols);
+    std::vector<const float*> rows;
+    for (int r = 0; r < count; ++r) {
+      quant::dequantizeRow(w, first + r, widened.data() + r * cols);
+      rows.push_back(widened.data() + r * cols);
+    }
+    for (int n : {1, 3, 4, 7}) {
+      const auto x = randomValues(static_cast<size_t>(n) * cols, 92);
+      std::vector<float> fused(static_cast<size_t>(n) * count), f32(fused.size());
+      kernels::int8RowsTimesInputs(w, first, count, x.data(), n, count, fused.data());
+      kernels::rowsTimesInputs(widened.data(), count, x.data(), n, cols, count, f32.data());
+      QVERIFY2(bitEqual(fused, f32), qPrintable(QString("rowsTimesInputs, %1 inputs").arg(n)));
+
+      const auto scales = randomValues(static_cast<size_t>(n) * count, 93);
+      const auto start = randomValues(static_cast<size_t>(n) * cols, 94);
+      std::vector<float> fusedSums = start, f32Sums = start;
+      kernels::int8AddScaledRows(w, first, count, scales.data(), count, n, fusedSums.data(), cols);
+      kernels::addScaledRows(rows.data(), count, scales.data(), count, n, cols, f32Sums.data(),
+                             cols);
+      QVERIFY2(bitEqual(fusedSums, f32Sums),
+               qPrintable(QString("addScaledRows, %1 outputs").arg(n)));
+      QVERIFY(!bitEqual(fusedSums, start));
+    }
+    // Rows past the matrix, or an int4 matrix, are a clear error rather than a wrong read.
+    float out[1];
+    QVERIFY_THROWS_EXCEPTION(
+        strata::Error, kernels::int8RowsTimesInputs(w, total - 1, 2, weights.data(), 1, 1, out));
+    const quant::QuantizedMatrix int4 =
+        quant::quantizeMatrix(weights.data(), total, cols, IntFormat::Int4, 32);
+    QVERIFY_THROWS_EXCEPTION(strata::Error,
+                             kernels::int8RowsTimesInputs(int4, 0, 1, weights.data(), 1, 1, out));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestKernels)

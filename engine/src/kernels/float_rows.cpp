@@ -1,4 +1,5 @@
-// The f32 row kernels of matmul.h (rowsTimesInputs, its gathered and bf16 forms, addScaledRows),
+// The f32 row kernels of matmul.h (rowsTimesInputs, its gathered, bf16 and int8 forms,
+// addScaledRows and its int8 form),
 // each built for three vector widths and picked per call by the CPU: 16 floats (AVX-512), 8 (AVX2)
 // and 4 (baseline SSE2, NEON), so the binary runs on any x86-64 without -march=native.
 //
@@ -8,8 +9,9 @@
 // together nor on the vector width (no FMA contraction in this project), so a row's result is
 // bit-identical in a batch and alone (speculative verification relies on that) and on every CPU.
 //
-// The bodies are always-inlined templates over the weights' type (f32, or bf16 widened in
-// registers: exact, so a bf16 row gives what its widened f32 row gives) and the width, expanded
+// The bodies are always-inlined templates over the weights' row type (f32, or bf16 or int8
+// codes times their group's scale widened in registers: each value exactly what the widened
+// f32 row holds, so the results are its results) and the width, expanded
 // inside each per-width entry point (a function they called would not be compiled for its
 // target). The width is always the target's register width: GCC 12 keeps a vector wider than
 // the registers in memory, moved through general registers (with AVX-512's 16-float vectors on
@@ -17,20 +19,50 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "kernels/matmul.h"
+#include "strata/error.h"
 
 namespace strata::kernels {
 namespace {
 
-// GCC vector extensions of W floats, and the 16-bit halves and 32-bit words bf16 widening uses.
+// GCC vector extensions of W floats, and the lanes bf16 and int8 widening go through.
 template <int W>
 struct Vec {
   typedef float Floats __attribute__((vector_size(W * 4)));
   typedef uint16_t Halves __attribute__((vector_size(W * 2)));
   typedef uint16_t Pairs __attribute__((vector_size(W * 4)));  // two halves per float lane
   typedef uint32_t Words __attribute__((vector_size(W * 4)));
+  typedef int8_t Bytes __attribute__((vector_size(W)));  // int8 widening's steps
+  typedef int16_t Shorts __attribute__((vector_size(W * 2)));
+  typedef int32_t Ints __attribute__((vector_size(W * 4)));
+};
+
+// A row of int8 codes with one f32 scale per 2^groupShift columns, from `column` on: `+`
+// moves along it as a pointer would, `[j]` is the value dequantizeRow writes for column j.
+struct Int8Row {
+  const int8_t* codes;  // the row's first code
+  const float* scales;  // the row's first group's scale
+  int groupShift;
+  int64_t column = 0;
+
+  Int8Row operator+(int64_t k) const { return {codes, scales, groupShift, column + k}; }
+  float operator[](int64_t j) const {
+    return static_cast<float>(codes[column + j]) * scales[(column + j) >> groupShift];
+  }
+};
+// `count` consecutive rows of an int8 matrix as Int8Rows.
+struct Int8Rows {
+  const int8_t* codes;  // the first row's codes
+  const float* scales;  // the first row's scales
+  int64_t rowBytes, groupsPerRow;
+  int groupShift;
+
+  Int8Row operator[](int64_t r) const {
+    return {codes + r * rowBytes, scales + r * groupsPerRow, groupShift};
+  }
 };
 
 // Loads as macros: a function taking or returning a wide vector changes the ABI per target.
@@ -74,24 +106,52 @@ struct Vec {
     std::memcpy(&v_, &w_, sizeof v_);                                          \
     v_;                                                                        \
   })
-// W weights of type T from p as f32 lanes (the first `count` of them for the tail).
-#define STRATA_LOAD_WEIGHTS(W, T, p) \
-  ({                                 \
-    typename Vec<W>::Floats l_;      \
-    if constexpr (sizeof(T) == 2)    \
-      l_ = STRATA_LOAD_BF16(W, p);   \
-    else                             \
-      l_ = STRATA_LOAD(W, p);        \
-    l_;                              \
+// W codes of an Int8Row times their scale: one group, as W <= 32 <= the group size and
+// vectors start at multiples of W. The tail's lanes past `count` are 0, as a widened row's.
+// W int8 codes from p as floats, through 16-bit and 32-bit lanes: GCC 12 lowers that with
+// sign extensions (vpmovsxbw, vpmovsxwd) and one vcvtdq2ps, but a direct conversion from bytes
+// lane by lane through general registers (the first try ran ~4x slower than widening the row
+// into a buffer).
+#define STRATA_WIDEN_INT8(W, p)                                                       \
+  ({                                                                                  \
+    typename Vec<W>::Bytes b_;                                                        \
+    std::memcpy(&b_, (p), sizeof b_);                                                 \
+    __builtin_convertvector(                                                          \
+        __builtin_convertvector(__builtin_convertvector(b_, typename Vec<W>::Shorts), \
+                                typename Vec<W>::Ints),                               \
+        typename Vec<W>::Floats);                                                     \
   })
-#define STRATA_LOAD_WEIGHTS_TAIL(W, T, p, count) \
-  ({                                             \
-    typename Vec<W>::Floats l_;                  \
-    if constexpr (sizeof(T) == 2)                \
-      l_ = STRATA_LOAD_TAIL_BF16(W, p, count);   \
-    else                                         \
-      l_ = STRATA_LOAD_TAIL(W, p, count);        \
-    l_;                                          \
+#define STRATA_LOAD_INT8(W, r) \
+  (STRATA_WIDEN_INT8(W, (r).codes + (r).column) * (r).scales[(r).column >> (r).groupShift])
+#define STRATA_LOAD_TAIL_INT8(W, r, count)                     \
+  ({                                                           \
+    typename Vec<W>::Floats v_ = {};                           \
+    for (int64_t l_ = 0; l_ < (count); ++l_) v_[l_] = (r)[l_]; \
+    v_;                                                        \
+  })
+// W weights of row type R (const float*, const uint16_t* for bf16, or Int8Row) from p as f32
+// lanes (the first `count` of them for the tail).
+#define STRATA_LOAD_WEIGHTS(W, R, p)                       \
+  ({                                                       \
+    typename Vec<W>::Floats l_;                            \
+    if constexpr (std::is_same_v<R, Int8Row>)              \
+      l_ = STRATA_LOAD_INT8(W, p);                         \
+    else if constexpr (std::is_same_v<R, const uint16_t*>) \
+      l_ = STRATA_LOAD_BF16(W, p);                         \
+    else                                                   \
+      l_ = STRATA_LOAD(W, p);                              \
+    l_;                                                    \
+  })
+#define STRATA_LOAD_WEIGHTS_TAIL(W, R, p, count)           \
+  ({                                                       \
+    typename Vec<W>::Floats l_;                            \
+    if constexpr (std::is_same_v<R, Int8Row>)              \
+      l_ = STRATA_LOAD_TAIL_INT8(W, p, count);             \
+    else if constexpr (std::is_same_v<R, const uint16_t*>) \
+      l_ = STRATA_LOAD_TAIL_BF16(W, p, count);             \
+    else                                                   \
+      l_ = STRATA_LOAD_TAIL(W, p, count);                  \
+    l_;                                                    \
   })
 
 // Keeps two vectors in registers: GCC would rather fold a load of a weight vector into every
@@ -157,15 +217,15 @@ struct FourLaneTotals {
 
 // Adds the 16-column halves at begin, begin + 32, ... (before end) of a row times each input's
 // into `acc`: the single-half and half-pass parts of the dots below.
-template <typename T, int kInputs, int W>
+template <typename R, int kInputs, int W>
 __attribute__((always_inline)) inline void addHalves(
-    const T* wr, const float* x, int64_t cols, int64_t begin, int64_t end,
+    R wr, const float* x, int64_t cols, int64_t begin, int64_t end,
     typename Vec<W>::Floats (&acc)[kInputs][16 / W]) {
   using F = typename Vec<W>::Floats;
   for (int64_t k = begin; k < end; k += 32) {
 #pragma GCC unroll 4
     for (int p = 0; p < 16 / W; ++p) {
-      const F w0 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
+      const F w0 = STRATA_LOAD_WEIGHTS(W, R, wr + k + p * W);
 #pragma GCC unroll 4
       for (int j = 0; j < kInputs; ++j) acc[j][p] += w0 * STRATA_LOAD(W, x + j * cols + k + p * W);
     }
@@ -174,9 +234,9 @@ __attribute__((always_inline)) inline void addHalves(
 
 // Adds the last cols - tailStart (< 16) columns into `acc`; lanes past the tail add 0 * 0, as
 // the 16-lane path does.
-template <typename T, int kInputs, int W>
+template <typename R, int kInputs, int W>
 __attribute__((always_inline)) inline void addTail(
-    const T* wr, const float* x, int64_t cols, int64_t tailStart,
+    R wr, const float* x, int64_t cols, int64_t tailStart,
     typename Vec<W>::Floats (&acc)[kInputs][16 / W]) {
   using F = typename Vec<W>::Floats;
   const int64_t tail = cols - tailStart;
@@ -184,7 +244,7 @@ __attribute__((always_inline)) inline void addTail(
 #pragma GCC unroll 4
   for (int p = 0; p < 16 / W; ++p) {
     const int64_t count = std::clamp<int64_t>(tail - p * W, 0, W);
-    const F w0 = STRATA_LOAD_WEIGHTS_TAIL(W, T, wr + tailStart + p * W, count);
+    const F w0 = STRATA_LOAD_WEIGHTS_TAIL(W, R, wr + tailStart + p * W, count);
 #pragma GCC unroll 4
     for (int j = 0; j < kInputs; ++j)
       acc[j][p] += w0 * STRATA_LOAD_TAIL(W, x + j * cols + tailStart + p * W, count);
@@ -193,9 +253,9 @@ __attribute__((always_inline)) inline void addTail(
 
 // One weight row against kInputs activation rows in one pass over the row: each weight vector
 // is loaded once for kInputs products. Each 16-column half is 16 / W vectors.
-template <typename T, int kInputs, int W>
-__attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const float* x,
-                                                              int64_t cols, int64_t rows, float* yr,
+template <typename R, int kInputs, int W>
+__attribute__((always_inline)) inline void rowTimesSomeInputs(R wr, const float* x, int64_t cols,
+                                                              int64_t rows, float* yr,
                                                               FourLaneTotals& totals) {
   using F = typename Vec<W>::Floats;
   constexpr int kParts = 16 / W;
@@ -205,8 +265,8 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
   for (int64_t k = 0; k < pairs; k += 32) {
 #pragma GCC unroll 4
     for (int p = 0; p < kParts; ++p) {
-      F w0 = STRATA_LOAD_WEIGHTS(W, T, wr + k + p * W);
-      F w1 = STRATA_LOAD_WEIGHTS(W, T, wr + k + 16 + p * W);
+      F w0 = STRATA_LOAD_WEIGHTS(W, R, wr + k + p * W);
+      F w1 = STRATA_LOAD_WEIGHTS(W, R, wr + k + 16 + p * W);
       if constexpr (kInputs > 1) STRATA_IN_REGISTERS(w0, w1);
 #pragma GCC unroll 4
       for (int j = 0; j < kInputs; ++j) {
@@ -215,8 +275,8 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
       }
     }
   }
-  addHalves<T, kInputs, W>(wr, x, cols, pairs, tailStart, a);  // one more full half, if any
-  addTail<T, kInputs, W>(wr, x, cols, tailStart, a);
+  addHalves<R, kInputs, W>(wr, x, cols, pairs, tailStart, a);  // one more full half, if any
+  addTail<R, kInputs, W>(wr, x, cols, tailStart, a);
 #pragma GCC unroll 4
   for (int j = 0; j < kInputs; ++j) totals.add(foldToFour<W>(a[j], b[j]), yr + j * rows);
 }
@@ -227,8 +287,8 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(const T* wr, const
 // registers: 2 inputs x 4 vectors of sums + weights + a product) this one holds four, and a
 // weight vector widened from bf16 serves four products instead of two. The order of every sum
 // is the single pass's, so the results are the same bits.
-template <typename T, int kInputs, int W>
-__attribute__((always_inline)) inline void rowTimesSomeInputsInHalves(const T* wr, const float* x,
+template <typename R, int kInputs, int W>
+__attribute__((always_inline)) inline void rowTimesSomeInputsInHalves(R wr, const float* x,
                                                                       int64_t cols, int64_t rows,
                                                                       float* yr,
                                                                       FourLaneTotals& totals) {
@@ -237,9 +297,9 @@ __attribute__((always_inline)) inline void rowTimesSomeInputsInHalves(const T* w
   const int64_t pairs = cols / 32 * 32;
   const int64_t tailStart = pairs + (cols - pairs >= 16 ? 16 : 0);  // after one more full half
   F a[kInputs][kParts] = {}, b[kInputs][kParts] = {};
-  addHalves<T, kInputs, W>(wr, x, cols, 0, tailStart, a);
-  addTail<T, kInputs, W>(wr, x, cols, tailStart, a);
-  addHalves<T, kInputs, W>(wr, x, cols, 16, pairs, b);
+  addHalves<R, kInputs, W>(wr, x, cols, 0, tailStart, a);
+  addTail<R, kInputs, W>(wr, x, cols, tailStart, a);
+  addHalves<R, kInputs, W>(wr, x, cols, 16, pairs, b);
 #pragma GCC unroll 4
   for (int j = 0; j < kInputs; ++j) totals.add(foldToFour<W>(a[j], b[j]), yr + j * rows);
 }
@@ -253,8 +313,8 @@ __attribute__((always_inline)) inline void rowTimesSomeInputsInHalves(const T* w
 // through rowTimesSomeInputsInHalves: 1.1-1.3x on cache-resident rows of 256 and 640 columns
 // (three to eight inputs); from 1,024 columns, with four inputs' values filling half the L1 or
 // more, as low as 0.65x.
-template <typename T, int kMaxInputs, int kHalvesInputs, int W>
-__attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const float* x, int64_t n,
+template <typename R, int kMaxInputs, int kHalvesInputs, int W>
+__attribute__((always_inline)) inline void rowTimesInputsOf(R wr, const float* x, int64_t n,
                                                             int64_t cols, int64_t rows, float* yr,
                                                             FourLaneTotals& totals) {
   constexpr int64_t kL1Floats = 8192;
@@ -262,9 +322,9 @@ __attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const f
   if constexpr (kHalvesInputs == 4) {
     if (n > kMaxInputs && cols <= 768) {
       for (; i + 4 <= n; i += 4)
-        rowTimesSomeInputsInHalves<T, 4, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+        rowTimesSomeInputsInHalves<R, 4, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
       if (n - i == 3) {
-        rowTimesSomeInputsInHalves<T, 3, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+        rowTimesSomeInputsInHalves<R, 3, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
         return;
       }
     }
@@ -272,23 +332,23 @@ __attribute__((always_inline)) inline void rowTimesInputsOf(const T* wr, const f
     static_assert(kHalvesInputs == 0, "four inputs in halves, or none");
   }
   for (; i + kMaxInputs <= n; i += kMaxInputs)
-    rowTimesSomeInputs<T, kMaxInputs, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+    rowTimesSomeInputs<R, kMaxInputs, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
   if ((n - i) * cols > kL1Floats) {
     for (; i < n; ++i)
-      rowTimesSomeInputs<T, 1, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+      rowTimesSomeInputs<R, 1, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
     return;
   }
   switch (n - i) {
     case 3:
       if constexpr (kMaxInputs > 3)
-        rowTimesSomeInputs<T, 3, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+        rowTimesSomeInputs<R, 3, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
       break;
     case 2:
       if constexpr (kMaxInputs > 2)
-        rowTimesSomeInputs<T, 2, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+        rowTimesSomeInputs<R, 2, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
       break;
     case 1:
-      rowTimesSomeInputs<T, 1, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
+      rowTimesSomeInputs<R, 1, W>(wr, x + i * cols, cols, rows, yr + i * rows, totals);
       break;
     default:
       break;
@@ -303,8 +363,20 @@ __attribute__((always_inline)) inline void rowsTimesInputsOf(const T* w, int64_t
                                                              int64_t cols, int64_t rows, float* y) {
   FourLaneTotals totals;
   for (int64_t r = 0; r < count; ++r)
-    rowTimesInputsOf<T, kMaxInputs, kHalvesInputs, W>(w + r * cols, x, n, cols, rows, y + r,
-                                                      totals);
+    rowTimesInputsOf<const T*, kMaxInputs, kHalvesInputs, W>(w + r * cols, x, n, cols, rows, y + r,
+                                                             totals);
+  totals.flush();
+}
+
+// The same for rows of an int8 matrix.
+template <int kMaxInputs, int kHalvesInputs, int W>
+__attribute__((always_inline)) inline void int8RowsTimesInputsOf(const Int8Rows& w, int64_t count,
+                                                                 const float* x, int64_t n,
+                                                                 int64_t cols, int64_t rows,
+                                                                 float* y) {
+  FourLaneTotals totals;
+  for (int64_t r = 0; r < count; ++r)
+    rowTimesInputsOf<Int8Row, kMaxInputs, kHalvesInputs, W>(w[r], x, n, cols, rows, y + r, totals);
   totals.flush();
 }
 
@@ -316,16 +388,16 @@ __attribute__((always_inline)) inline void gatheredRowsTimesInputsOf(const float
                                                                      int64_t outStride, float* y) {
   FourLaneTotals totals;
   for (int64_t r = 0; r < count; ++r)
-    rowTimesInputsOf<float, kMaxInputs, kHalvesInputs, W>(rows[r], x, n, cols, outStride, y + r,
-                                                          totals);
+    rowTimesInputsOf<const float*, kMaxInputs, kHalvesInputs, W>(rows[r], x, n, cols, outStride,
+                                                                 y + r, totals);
   totals.flush();
 }
 
 // addScaledRows for kN outputs: each block of two vectors of the outputs stays in registers
 // while every row adds into it, in row order; leftover columns one by one, also in row order.
 // Each output's sums are in row order whatever the width.
-template <int kN, int W>
-__attribute__((always_inline)) inline void addScaledRowsOf(const float* const* rows, int64_t count,
+template <int kN, int W, typename Rows>
+__attribute__((always_inline)) inline void addScaledRowsOf(const Rows& rows, int64_t count,
                                                            const float* scales, int64_t scaleStride,
                                                            int64_t cols, float* out,
                                                            int64_t outStride) {
@@ -340,7 +412,9 @@ __attribute__((always_inline)) inline void addScaledRowsOf(const float* const* r
       b[i] = STRATA_LOAD(W, out + i * outStride + j + W);
     }
     for (int64_t r = 0; r < count; ++r) {
-      const F k0 = STRATA_LOAD(W, rows[r] + j), k1 = STRATA_LOAD(W, rows[r] + j + W);
+      using R = std::decay_t<decltype(rows[r])>;
+      const F k0 = STRATA_LOAD_WEIGHTS(W, R, rows[r] + j);
+      const F k1 = STRATA_LOAD_WEIGHTS(W, R, rows[r] + j + W);
 #pragma GCC unroll 4
       for (int i = 0; i < kN; ++i) {
         const float s = scales[i * scaleStride + r];
@@ -385,16 +459,16 @@ __attribute__((always_inline)) inline void inPassesOfFour(int64_t n, Pass&& pass
   }
 }
 
-template <int W>
-__attribute__((always_inline)) inline void addScaledRowsIn(const float* const* rows, int64_t count,
+template <int W, typename Rows>
+__attribute__((always_inline)) inline void addScaledRowsIn(const Rows& rows, int64_t count,
                                                            const float* scales, int64_t scaleStride,
                                                            int64_t n, int64_t cols, float* out,
                                                            int64_t outStride) {
   inPassesOfFour(
       n, [&](auto inputs, int64_t i) __attribute__((always_inline)) {
-        addScaledRowsOf<decltype(inputs)::value, W>(rows, count, scales + i * scaleStride,
-                                                    scaleStride, cols, out + i * outStride,
-                                                    outStride);
+        addScaledRowsOf<decltype(inputs)::value, W, Rows>(rows, count, scales + i * scaleStride,
+                                                          scaleStride, cols, out + i * outStride,
+                                                          outStride);
       });
 }
 
@@ -456,6 +530,19 @@ void bf16RowsTimesInputs4(const uint16_t* w, int64_t count, const float* x, int6
   rowsTimesInputsOf<uint16_t, 2, 0, 4>(w, count, x, n, cols, rows, y);
 }
 
+STRATA_TARGET_16 void int8RowsTimesInputs16(const Int8Rows& w, int64_t count, const float* x,
+                                            int64_t n, int64_t cols, int64_t rows, float* y) {
+  int8RowsTimesInputsOf<4, 0, 16>(w, count, x, n, cols, rows, y);
+}
+STRATA_TARGET_8 void int8RowsTimesInputs8(const Int8Rows& w, int64_t count, const float* x,
+                                          int64_t n, int64_t cols, int64_t rows, float* y) {
+  int8RowsTimesInputsOf<2, 4, 8>(w, count, x, n, cols, rows, y);
+}
+void int8RowsTimesInputs4(const Int8Rows& w, int64_t count, const float* x, int64_t n, int64_t cols,
+                          int64_t rows, float* y) {
+  int8RowsTimesInputsOf<2, 0, 4>(w, count, x, n, cols, rows, y);
+}
+
 STRATA_TARGET_16 void addScaledRows16(const float* const* rows, int64_t count, const float* scales,
                                       int64_t scaleStride, int64_t n, int64_t cols, float* out,
                                       int64_t outStride) {
@@ -469,6 +556,38 @@ STRATA_TARGET_8 void addScaledRows8(const float* const* rows, int64_t count, con
 void addScaledRows4(const float* const* rows, int64_t count, const float* scales,
                     int64_t scaleStride, int64_t n, int64_t cols, float* out, int64_t outStride) {
   addScaledRowsIn<4>(rows, count, scales, scaleStride, n, cols, out, outStride);
+}
+
+STRATA_TARGET_16 void int8AddScaledRows16(const Int8Rows& rows, int64_t count, const float* scales,
+                                          int64_t scaleStride, int64_t n, int64_t cols, float* out,
+                                          int64_t outStride) {
+  addScaledRowsIn<16>(rows, count, scales, scaleStride, n, cols, out, outStride);
+}
+STRATA_TARGET_8 void int8AddScaledRows8(const Int8Rows& rows, int64_t count, const float* scales,
+                                        int64_t scaleStride, int64_t n, int64_t cols, float* out,
+                                        int64_t outStride) {
+  addScaledRowsIn<8>(rows, count, scales, scaleStride, n, cols, out, outStride);
+}
+void int8AddScaledRows4(const Int8Rows& rows, int64_t count, const float* scales,
+                        int64_t scaleStride, int64_t n, int64_t cols, float* out,
+                        int64_t outStride) {
+  addScaledRowsIn<4>(rows, count, scales, scaleStride, n, cols, out, outStride);
+}
+
+// Rows first .. first + count - 1 of an int8 matrix.
+Int8Rows int8Rows(const quant::QuantizedMatrix& w, int64_t first, int64_t count) {
+  if (w.format != quant::IntFormat::Int8 || first < 0 || first + count > w.rows)
+    throw Error("int8 row kernels: rows " + std::to_string(first) + " + " + std::to_string(count) +
+                " of a " + std::to_string(w.rows) + "-row " +
+                (w.format == quant::IntFormat::Int8 ? "int8" : "int4") + " matrix");
+  int shift = 0;  // log2 of the group size (a power of two), or past any column: one per row
+  if (w.groupSize >= w.paddedCols)
+    shift = 62;
+  else
+    while ((int64_t{1} << shift) < w.groupSize) ++shift;
+  const auto* codes = reinterpret_cast<const int8_t*>(w.codes());
+  return {codes + first * w.rowBytes(), w.scaleValues() + first * w.groupsPerRow(), w.rowBytes(),
+          w.groupsPerRow(), shift};
 }
 
 // Calls the entry point of this CPU's width.
@@ -513,6 +632,19 @@ void addScaledRows(const float* const* rows, int64_t count, const float* scales,
                    int64_t scaleStride, int64_t n, int64_t cols, float* out, int64_t outStride) {
   atWidth(addScaledRows16, addScaledRows8, addScaledRows4, rows, count, scales, scaleStride, n,
           cols, out, outStride);
+}
+
+void int8RowsTimesInputs(const quant::QuantizedMatrix& w, int64_t first, int64_t count,
+                         const float* x, int64_t n, int64_t rows, float* y) {
+  atWidth(int8RowsTimesInputs16, int8RowsTimesInputs8, int8RowsTimesInputs4,
+          int8Rows(w, first, count), count, x, n, w.cols, rows, y);
+}
+
+void int8AddScaledRows(const quant::QuantizedMatrix& w, int64_t first, int64_t count,
+                       const float* scales, int64_t scaleStride, int64_t n, float* out,
+                       int64_t outStride) {
+  atWidth(int8AddScaledRows16, int8AddScaledRows8, int8AddScaledRows4, int8Rows(w, first, count),
+          count, scales, scaleStride, n, w.cols, out, outStride);
 }
 
 }  // namespace strata::kernels

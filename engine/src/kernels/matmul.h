@@ -91,6 +91,12 @@ void gatheredRowsTimesInputs(const float* const* rows, int64_t count, const floa
 // the widened rows, reading half the bytes.
 void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,
                          int64_t rows, float* y);
+// The same with `count` rows of an int8 matrix from `first` (cols = w.cols), each code times
+// its group's scale in registers: bit-identical to rowsTimesInputs on dequantizeRow's rows,
+// reading a quarter of their bytes and writing none (absorbed attention's W_UV from an int8
+// kv_b, which was widened to f32 for every use).
+void int8RowsTimesInputs(const quant::QuantizedMatrix& w, int64_t first, int64_t count,
+                         const float* x, int64_t n, int64_t rows, float* y);
 
 // out[i * cols + j] += scales[i * scaleStride] * row[j] for the n outputs i: one row, loaded
 // once, added into several accumulators (attention's weighted sums of cached latents).
@@ -106,6 +112,12 @@ void addScaledRow(const float* row, const float* scales, int64_t scaleStride, in
 // Per vector width likewise.
 void addScaledRows(const float* const* rows, int64_t count, const float* scales,
                    int64_t scaleStride, int64_t n, int64_t cols, float* out, int64_t outStride);
+// The same with `count` rows of an int8 matrix from `first` (cols = w.cols), widened in
+// registers: bit-identical to addScaledRows on dequantizeRow's rows (absorbed attention's
+// W_UK^T q from an int8 kv_b).
+void int8AddScaledRows(const quant::QuantizedMatrix& w, int64_t first, int64_t count,
+                       const float* scales, int64_t scaleStride, int64_t n, float* out,
+                       int64_t outStride);
 
 // Dot product of two f32 vectors.
 inline float dot(const float* a, const float* b, int64_t len) {

@@ -221,8 +221,11 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
                     const TokenBatch& batch, std::span<const KeySelection> selection, float scale,
                     float* o) {
   constexpr int kHeadGroup = 4;  // the row kernels take up to four inputs per pass over a key
-  // `count` rows of kvB from `first` as f32: read in place when held in f32, else widened into
-  // the thread's buffer (codes times their scale: the very values an f32 copy would hold).
+  // kv_b's rows meet q and the latent output as stored: int8 ones (a converted checkpoint's)
+  // through the int8 row kernels, widened in registers (GLM-5's would otherwise be 59 MB of
+  // f32 written and read again per layer and token), f32 ones in place. Others (bf16, int4)
+  // are widened into the thread's buffer; every form gives the numbers of an f32 copy.
+  const bool int8 = kvB.format() == kernels::WeightFormat::Int8;
   const bool inPlace = kvB.format() == kernels::WeightFormat::F32;
   auto kvBRows = [&](int64_t first, int64_t count, std::vector<float>& buffer,
                      std::vector<const float*>& rows) -> const float* {
@@ -248,8 +251,8 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
     std::vector<float> qRope(static_cast<size_t>(kHeadGroup * d.rope));
     std::vector<float> oLatent(static_cast<size_t>(kHeadGroup * d.latent));
     // One head's W_UK or W_UV rows as f32, and pointers to them.
-    std::vector<float> kvBBuffer(inPlace ? 0
-                                         : static_cast<size_t>(std::max(d.nope, d.v) * d.latent));
+    std::vector<float> kvBBuffer(
+        inPlace || int8 ? 0 : static_cast<size_t>(std::max(d.nope, d.v) * d.latent));
     std::vector<const float*> kvBRowPointers(static_cast<size_t>(std::max(d.nope, d.v)));
     std::vector<const float*> latentRows(static_cast<size_t>(keys)),
         ropeRows(static_cast<size_t>(keys));
@@ -265,9 +268,13 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
         for (int k = 0; k < heads; ++k) {
           const float* qh = q + (s * d.heads + first + k) * d.qk;
           const int64_t wUK = (first + k) * rowsPerHead;  // first of its [nope x latent] rows
-          kvBRows(wUK, d.nope, kvBBuffer, kvBRowPointers);
-          kernels::addScaledRows(kvBRowPointers.data(), d.nope, qh, 0, 1, d.latent,
-                                 qLatent.data() + k * d.latent, d.latent);
+          float* qk = qLatent.data() + k * d.latent;
+          if (int8) {
+            kernels::int8AddScaledRows(kvB.quantized(), wUK, d.nope, qh, 0, 1, qk, d.latent);
+          } else {
+            kvBRows(wUK, d.nope, kvBBuffer, kvBRowPointers);
+            kernels::addScaledRows(kvBRowPointers.data(), d.nope, qh, 0, 1, d.latent, qk, d.latent);
+          }
           std::copy(qh + d.nope, qh + d.qk, qRope.begin() + k * d.rope);
         }
 
@@ -295,8 +302,13 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
         for (int k = 0; k < heads; ++k) {
           const int64_t wUV = (first + k) * rowsPerHead + d.nope;  // first of its [v x latent] rows
           float* oh = o + (s * d.heads + first + k) * d.v;
-          const float* rows = kvBRows(wUV, d.v, kvBBuffer, kvBRowPointers);
-          kernels::rowsTimesInputs(rows, d.v, oLatent.data() + k * d.latent, 1, d.latent, d.v, oh);
+          const float* ok = oLatent.data() + k * d.latent;
+          if (int8) {
+            kernels::int8RowsTimesInputs(kvB.quantized(), wUV, d.v, ok, 1, d.v, oh);
+          } else {
+            const float* rows = kvBRows(wUV, d.v, kvBBuffer, kvBRowPointers);
+            kernels::rowsTimesInputs(rows, d.v, ok, 1, d.latent, d.v, oh);
+          }
         }
       }
     }
