@@ -13,10 +13,11 @@
 #include <cpuid.h>
 #endif
 
+#include "engine/row_order.h"
 #include "kernels/int_dot.h"
 #include "kernels/matmul.h"
-#include "engine/row_order.h"
 #include "kernels/quant_matmul.h"
+#include "kernels/row_product.h"
 #include "quant/convert.h"
 #include "quant/int_quant.h"
 #include "strata/error.h"
@@ -604,6 +605,37 @@ class TestKernels : public QObject {
                  qPrintable(QString("product %1 (integer %2) differs").arg(i).arg(integer)));
       }
     }
+  }
+
+  // A product lends its quantized activations only to a matrix that reads them in the same
+  // layout (decode's experts share one quantization of the token: a shared int8 expert ahead
+  // of int4 routed ones once made every routed one quantize again), and a product built from
+  // a lender gives the numbers of one of its own.
+  void productsLendInputsInTheirLayoutOnly() {
+    const int cols = 256;
+    const auto x = randomValues(cols, 71);
+    const auto values = randomValues(size_t{16} * cols, 72);
+    auto quantized = [&](IntFormat f, int group) {
+      return kernels::Matrix::fromQuantized(
+          quant::quantizeMatrix(values.data(), 16, cols, f, group));
+    };
+    const kernels::Matrix int8 = quantized(IntFormat::Int8, 32),
+                          int4 = quantized(IntFormat::Int4, 32),
+                          int4Wide = quantized(IntFormat::Int4, 512),  // rows padded to 512
+        f32 = kernels::Matrix::fromF32(16, cols, values);
+    const kernels::IntKernels k = kernels::intKernels(kernels::bestIntPath());
+    std::vector<float> y(16), lent(16), own(16);
+    const kernels::RowProduct fromInt8(int8, x.data(), 1, y.data(), true, k);
+    const kernels::RowProduct fromInt4(int4, x.data(), 1, y.data(), true, k);
+    const kernels::RowProduct exact(int8, x.data(), 1, y.data(), false, k);  // quantizes nothing
+    QVERIFY(fromInt8.lendsInputTo(int8) && fromInt4.lendsInputTo(int4));
+    QVERIFY(!fromInt8.lendsInputTo(int4) && !fromInt4.lendsInputTo(int8));
+    QVERIFY(!fromInt4.lendsInputTo(int4Wide) && !fromInt4.lendsInputTo(f32));
+    QVERIFY(!exact.lendsInputTo(int8));
+    std::vector<float> scratch;
+    kernels::RowProduct(int4, fromInt4, lent.data()).computeRows(0, 16, scratch);
+    kernels::RowProduct(int4, x.data(), 1, own.data(), true, k).computeRows(0, 16, scratch);
+    QVERIFY(bitEqual(lent, own));
   }
 
   // rowChunks (the runs threads take in turn) covers every row of every product once, in

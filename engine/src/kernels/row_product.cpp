@@ -58,6 +58,13 @@ void RowProduct::selectPath(const Matrix& w) {
   }
 }
 
+bool RowProduct::lendsInputTo(const Matrix& w) const {
+  if (!input_ || w.cols() != cols_) return false;
+  if (w.format() != WeightFormat::Int8 && w.format() != WeightFormat::Int4) return false;
+  return w.quantized().format == quantized_->format &&
+         w.quantized().paddedCols == quantized_->paddedCols;
+}
+
 void RowProduct::prepareInteger(const RowProduct* sameInput) {
   const quant::QuantizedMatrix& w = *quantized_;
   rowDot_ = w.format == quant::IntFormat::Int8 ? kernels_.int8 : kernels_.int4;

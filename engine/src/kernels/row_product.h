@@ -32,6 +32,9 @@ class RowProduct {
   // both matrices read it in the same layout (decode's gate and up products of every expert
   // read one token), so it is computed once. The numbers are those of a product of its own.
   RowProduct(const Matrix& w, const RowProduct& sameInput, float* y);
+  // Whether a product of `w` built from this one would share its quantized activations (the
+  // integer path, and `w` quantized in the same format and row width).
+  bool lendsInputTo(const Matrix& w) const;
 
   int64_t rows() const { return rows_; }
   int64_t multiplyAdds() const { return rows_ * cols_ * n_; }

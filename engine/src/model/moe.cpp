@@ -80,9 +80,12 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
     const auto size = static_cast<size_t>(t.m * t.w->gate.rows());
     t.gate.resize(size);
     t.up.resize(size);
+    // An earlier task reading the same rows in the same layout: a shared int8 expert ahead of
+    // int4 routed ones must not stop them sharing one quantization among themselves.
     const kernels::RowProduct* sameInput = nullptr;
     for (size_t j = 0; j < i && !sameInput; ++j)
-      if (tasks[j].x == t.x && tasks[j].m == t.m) sameInput = &gateUp[2 * j];
+      if (tasks[j].x == t.x && tasks[j].m == t.m && gateUp[2 * j].lendsInputTo(t.w->gate))
+        sameInput = &gateUp[2 * j];
     if (sameInput)
       gateUp.emplace_back(t.w->gate, *sameInput, t.gate.data());
     else
