@@ -639,32 +639,37 @@ class TestKernels : public QObject {
   }
 
   // rowChunks (the runs threads take in turn) covers every row of every product once, in
-  // whole tiles but for a product's last run, and in about kChunksPerThread runs per thread
-  // (more only where products end mid-run).
+  // whole tiles but for a product's last run, none smaller than kMinChunkMultiplyAdds of work
+  // but a product's last, and, where rows are that much work, in about kChunksPerThread runs
+  // per thread (more only where products end mid-run).
   void rowChunksCoverEveryRowOnce() {
     const std::vector<std::vector<int64_t>> cases = {
         {32000}, {288, 512, 64, 8}, {768, 768, 768, 768, 2048}, {1}, {5, 0, 13}, {}};
-    for (const std::vector<int64_t>& rows : cases)
-      for (int threads : {1, 2, 3, 16}) {
-        const std::vector<kernels::RowChunk> chunks = kernels::rowChunks(rows, threads);
-        std::vector<int64_t> next(rows.size(), 0);  // each product's first row not yet covered
-        for (const kernels::RowChunk& c : chunks) {
-          QVERIFY(c.product < rows.size());
-          QCOMPARE(c.begin, next[c.product]);
-          QVERIFY(c.end > c.begin && c.end <= rows[c.product]);
-          QVERIFY2(c.end == rows[c.product] || (c.end - c.begin) % kernels::kIntTileRows == 0,
-                   "a run ends mid-tile");
-          next[c.product] = c.end;
+    for (const int64_t rowWork : {kernels::kMinChunkMultiplyAdds, int64_t{2048}, int64_t{256}})
+      for (const std::vector<int64_t>& rows : cases)
+        for (int threads : {1, 2, 3, 16}) {
+          const std::vector<kernels::RowChunk> chunks = kernels::rowChunks(rows, threads, rowWork);
+          std::vector<int64_t> next(rows.size(), 0);  // each product's first row not yet covered
+          for (const kernels::RowChunk& c : chunks) {
+            QVERIFY(c.product < rows.size());
+            QCOMPARE(c.begin, next[c.product]);
+            QVERIFY(c.end > c.begin && c.end <= rows[c.product]);
+            if (c.end < rows[c.product]) {
+              QVERIFY2((c.end - c.begin) % kernels::kIntTileRows == 0, "a run ends mid-tile");
+              QVERIFY2((c.end - c.begin) * rowWork >= kernels::kMinChunkMultiplyAdds,
+                       "a run too small");
+            }
+            next[c.product] = c.end;
+          }
+          QVERIFY(next == rows);
+          int64_t total = 0;
+          for (int64_t r : rows) total += r;
+          const int64_t wanted = int64_t{threads} * kernels::kChunksPerThread;
+          if (rowWork == kernels::kMinChunkMultiplyAdds && total >= wanted * kernels::kIntTileRows)
+            QVERIFY2(int64_t(chunks.size()) <= wanted + int64_t(rows.size()) &&
+                         int64_t(chunks.size()) >= wanted / 2,
+                     qPrintable(QString("%1 runs for %2 threads").arg(chunks.size()).arg(threads)));
         }
-        QVERIFY(next == rows);
-        int64_t total = 0;
-        for (int64_t r : rows) total += r;
-        const int64_t wanted = int64_t{threads} * kernels::kChunksPerThread;
-        if (total >= wanted * kernels::kIntTileRows)
-          QVERIFY2(int64_t(chunks.size()) <= wanted + int64_t(rows.size()) &&
-                       int64_t(chunks.size()) >= wanted / 2,
-                   qPrintable(QString("%1 runs for %2 threads").arg(chunks.size()).arg(threads)));
-      }
   }
 
   // matmulRows (a draft's logits over its vocabulary) writes exactly matmul's numbers in the

@@ -78,7 +78,10 @@ void computeRows(std::span<const RowProduct> products) {
     rowCounts.push_back(p.rows());
   }
   const bool parallel = work >= kParallelThreshold;
-  const std::vector<RowChunk> chunks = rowChunks(rowCounts, parallel ? omp_get_max_threads() : 1);
+  // (The products of one call share their input, so a row of each is the same work.)
+  const int64_t rowWork = products.empty() ? 1 : products.front().rowMultiplyAdds();
+  const std::vector<RowChunk> chunks =
+      rowChunks(rowCounts, parallel ? omp_get_max_threads() : 1, rowWork);
 #pragma omp parallel if (parallel)
   {
     std::vector<float> scratch;  // a dequantized weight row, reused for every row of the thread
@@ -86,11 +89,12 @@ void computeRows(std::span<const RowProduct> products) {
   }
 }
 
-std::vector<RowChunk> rowChunks(std::span<const int64_t> rowCounts, int threads) {
+std::vector<RowChunk> rowChunks(std::span<const int64_t> rowCounts, int threads, int64_t rowWork) {
   int64_t total = 0;
   for (int64_t rows : rowCounts) total += rows;
   const int64_t wanted = int64_t{std::max(threads, 1)} * kChunksPerThread;
-  const int64_t tiles = (total / wanted + kIntTileRows - 1) / kIntTileRows;
+  const int64_t leastRows = kMinChunkMultiplyAdds / std::max<int64_t>(rowWork, 1);
+  const int64_t tiles = (std::max(total / wanted, leastRows) + kIntTileRows - 1) / kIntTileRows;
   const int64_t size = std::max<int64_t>(tiles, 1) * kIntTileRows;
   std::vector<RowChunk> chunks;
   for (size_t p = 0; p < rowCounts.size(); ++p)

@@ -61,11 +61,14 @@ struct RowChunk {
   int64_t begin, end;
 };
 // The rows of products with these row counts in about kChunksPerThread runs per thread, each a
-// whole number of tiles (kIntTileRows) but the last of a product. Threads take runs as they
-// come free rather than a fixed half each: on a shared machine one thread often runs slower
-// than the other, and an even split left the faster one spinning at every barrier.
+// whole number of tiles (kIntTileRows) but the last of a product, and each at least
+// kMinChunkMultiplyAdds of work (`rowWork` multiply-adds a row): a small model's products
+// ran ~5 % slower in runs of a few rows each. Threads take runs as they come free rather than
+// a fixed half each: on a shared machine one thread often runs slower than the other, and an
+// even split left the faster one spinning at every barrier.
 inline constexpr int kChunksPerThread = 8;
-std::vector<RowChunk> rowChunks(std::span<const int64_t> rowCounts, int threads);
+inline constexpr int64_t kMinChunkMultiplyAdds = int64_t{1} << 16;
+std::vector<RowChunk> rowChunks(std::span<const int64_t> rowCounts, int threads, int64_t rowWork);
 // computeRows from inside a parallel region, called by every thread of it: the chunks of
 // `products` (from rowChunks) taken by whichever thread is free, with no barrier at the end
 // (the caller places one). `scratch` is the calling thread's own.

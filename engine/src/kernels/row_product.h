@@ -38,6 +38,7 @@ class RowProduct {
 
   int64_t rows() const { return rows_; }
   int64_t multiplyAdds() const { return rows_ * cols_ * n_; }
+  int64_t rowMultiplyAdds() const { return cols_ * n_; }
   // Output rows begin .. end - 1 for every input. `scratch` is the calling thread's buffer for
   // a dequantized row. A row's numbers do not depend on the range it is computed in.
   void computeRows(int64_t begin, int64_t end, std::vector<float>& scratch) const;

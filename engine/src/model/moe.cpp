@@ -106,10 +106,10 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
     const int threads = parallel ? omp_get_max_threads() : 1;
     std::vector<int64_t> rows;
     for (const kernels::RowProduct& p : gateUp) rows.push_back(p.rows());
-    gateUpChunks = kernels::rowChunks(rows, threads);
+    gateUpChunks = kernels::rowChunks(rows, threads, gateUp.front().rowMultiplyAdds());
     rows.clear();
     for (const FeedForwardTask& t : tasks) rows.push_back(t.w->down.rows());
-    downChunks = kernels::rowChunks(rows, threads);
+    downChunks = kernels::rowChunks(rows, threads, tasks.front().w->down.cols() * tasks.front().m);
   }
   auto prepareDown = [&](size_t i) {
     FeedForwardTask& t = tasks[i];
