@@ -106,8 +106,6 @@ struct Int8Rows {
     std::memcpy(&v_, &w_, sizeof v_);                                          \
     v_;                                                                        \
   })
-// W codes of an Int8Row times their scale: one group, as W <= 32 <= the group size and
-// vectors start at multiples of W. The tail's lanes past `count` are 0, as a widened row's.
 // W int8 codes from p as floats, through 16-bit and 32-bit lanes: GCC 12 lowers that with
 // sign extensions (vpmovsxbw, vpmovsxwd) and one vcvtdq2ps, but a direct conversion from bytes
 // lane by lane through general registers (the first try ran ~4x slower than widening the row
@@ -121,6 +119,8 @@ struct Int8Rows {
                                 typename Vec<W>::Ints),                               \
         typename Vec<W>::Floats);                                                     \
   })
+// W codes of an Int8Row times their scale: one group, as W <= 32 <= the group size and
+// vectors start at multiples of W. The tail's lanes past `count` are 0, as a widened row's.
 #define STRATA_LOAD_INT8(W, r) \
   (STRATA_WIDEN_INT8(W, (r).codes + (r).column) * (r).scales[(r).column >> (r).groupShift])
 #define STRATA_LOAD_TAIL_INT8(W, r, count)                     \
