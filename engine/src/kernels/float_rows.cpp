@@ -17,6 +17,7 @@
 // the registers in memory, moved through general registers (with AVX-512's 16-float vectors on
 // AVX2 these kernels took 30 % of a decode step on a Zen 3, ~10x their cost here).
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -580,11 +581,9 @@ Int8Rows int8Rows(const quant::QuantizedMatrix& w, int64_t first, int64_t count)
     throw Error("int8 row kernels: rows " + std::to_string(first) + " + " + std::to_string(count) +
                 " of a " + std::to_string(w.rows) + "-row " +
                 (w.format == quant::IntFormat::Int8 ? "int8" : "int4") + " matrix");
-  int shift = 0;  // log2 of the group size (a power of two), or past any column: one per row
-  if (w.groupSize >= w.paddedCols)
-    shift = 62;
-  else
-    while ((int64_t{1} << shift) < w.groupSize) ++shift;
+  // log2 of the group size in columns, or past any column with one scale per row.
+  const int blockShift = groupShiftOf(w.groupSize, w.paddedCols);
+  const int shift = blockShift >= 62 ? 62 : blockShift + std::countr_zero(uint64_t{quant::kBlock});
   const auto* codes = reinterpret_cast<const int8_t*>(w.codes());
   return {codes + first * w.rowBytes(), w.scaleValues() + first * w.groupsPerRow(), w.rowBytes(),
           w.groupsPerRow(), shift};

@@ -72,16 +72,9 @@ void addScaledRow(const float* __restrict row, const float* scales, int64_t scal
 
 void computeRows(std::span<const RowProduct> products) {
   int64_t work = 0;
-  std::vector<int64_t> rowCounts;
-  for (const RowProduct& p : products) {
-    work += p.multiplyAdds();
-    rowCounts.push_back(p.rows());
-  }
+  for (const RowProduct& p : products) work += p.multiplyAdds();
   const bool parallel = work >= kParallelThreshold;
-  // (The products of one call share their input, so a row of each is the same work.)
-  const int64_t rowWork = products.empty() ? 1 : products.front().rowMultiplyAdds();
-  const std::vector<RowChunk> chunks =
-      rowChunks(rowCounts, parallel ? omp_get_max_threads() : 1, rowWork);
+  const std::vector<RowChunk> chunks = rowChunks(products, parallel ? omp_get_max_threads() : 1);
 #pragma omp parallel if (parallel)
   {
     std::vector<float> scratch;  // a dequantized weight row, reused for every row of the thread
@@ -101,6 +94,12 @@ std::vector<RowChunk> rowChunks(std::span<const int64_t> rowCounts, int threads,
     for (int64_t begin = 0; begin < rowCounts[p]; begin += size)
       chunks.push_back({p, begin, std::min(begin + size, rowCounts[p])});
   return chunks;
+}
+
+std::vector<RowChunk> rowChunks(std::span<const RowProduct> products, int threads) {
+  std::vector<int64_t> rowCounts;
+  for (const RowProduct& p : products) rowCounts.push_back(p.rows());
+  return rowChunks(rowCounts, threads, products.empty() ? 1 : products.front().rowMultiplyAdds());
 }
 
 void shareRows(std::span<const RowProduct> products, std::span<const RowChunk> chunks,

@@ -69,6 +69,8 @@ struct RowChunk {
 inline constexpr int kChunksPerThread = 8;
 inline constexpr int64_t kMinChunkMultiplyAdds = int64_t{1} << 16;
 std::vector<RowChunk> rowChunks(std::span<const int64_t> rowCounts, int threads, int64_t rowWork);
+// The same for the rows of `products`, which share their input (a row of each is the same work).
+std::vector<RowChunk> rowChunks(std::span<const RowProduct> products, int threads);
 // computeRows from inside a parallel region, called by every thread of it: the chunks of
 // `products` (from rowChunks) taken by whichever thread is free, with no barrier at the end
 // (the caller places one). `scratch` is the calling thread's own.

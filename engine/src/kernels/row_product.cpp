@@ -59,10 +59,13 @@ void RowProduct::selectPath(const Matrix& w) {
 }
 
 bool RowProduct::lendsInputTo(const Matrix& w) const {
-  if (!input_ || w.cols() != cols_) return false;
   if (w.format() != WeightFormat::Int8 && w.format() != WeightFormat::Int4) return false;
-  return w.quantized().format == quantized_->format &&
-         w.quantized().paddedCols == quantized_->paddedCols;
+  return lendsInputTo(w.quantized());
+}
+
+bool RowProduct::lendsInputTo(const quant::QuantizedMatrix& w) const {
+  return input_ && w.cols == cols_ && w.format == quantized_->format &&
+         w.paddedCols == quantized_->paddedCols;
 }
 
 void RowProduct::prepareInteger(const RowProduct* sameInput) {
@@ -71,9 +74,7 @@ void RowProduct::prepareInteger(const RowProduct* sameInput) {
   tileDot_ = w.format == quant::IntFormat::Int8 ? kernels_.int8Tile : kernels_.int4Tile;
   blocks_ = w.paddedCols / quant::kBlock;
   groupShift_ = groupShiftOf(w.groupSize, w.paddedCols);
-  if (sameInput && sameInput->input_ && sameInput->cols_ == cols_ &&
-      sameInput->quantized_->format == w.format &&
-      sameInput->quantized_->paddedCols == w.paddedCols) {
+  if (sameInput && sameInput->lendsInputTo(w)) {
     input_ = sameInput->input_;
     return;
   }

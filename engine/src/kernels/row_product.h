@@ -50,6 +50,7 @@ class RowProduct {
  private:
   void selectPath(const Matrix& w);
   void prepareInteger(const RowProduct* sameInput);
+  bool lendsInputTo(const quant::QuantizedMatrix& w) const;
 
   Path path_;
   const Matrix* matrix_ = nullptr;                // F32, Bf16

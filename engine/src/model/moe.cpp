@@ -104,10 +104,8 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
   std::vector<kernels::RowChunk> gateUpChunks, downChunks;
   if (!wholeTasks) {
     const int threads = parallel ? omp_get_max_threads() : 1;
-    std::vector<int64_t> rows;
-    for (const kernels::RowProduct& p : gateUp) rows.push_back(p.rows());
-    gateUpChunks = kernels::rowChunks(rows, threads, gateUp.front().rowMultiplyAdds());
-    rows.clear();
+    gateUpChunks = kernels::rowChunks(gateUp, threads);
+    std::vector<int64_t> rows;  // the down products' (built inside the region)
     for (const FeedForwardTask& t : tasks) rows.push_back(t.w->down.rows());
     downChunks = kernels::rowChunks(rows, threads, tasks.front().w->down.cols() * tasks.front().m);
   }
