@@ -144,10 +144,10 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
     }
   }
   // Absorbed attention's row kernels at GLM-5's shapes (latent 512) on one thread: four heads'
-  // dots with each of 2,048 cached latents (DSA's index_topk), and those latents' weighted sum
-  // into four heads' outputs. The 4 MiB of latents stay in the caches, so these rows measure
-  // arithmetic (GFLOP/s); "GB/s" is latent bytes per second. (On AVX2 both spilled every sum
-  // to the stack until 2026-12-06, at a fifth of their speed now.)
+  // dots with each of 2,048 cached latents (DSA's index_topk), those latents' weighted sum
+  // into four heads' outputs, and one head's int8 kv_b products. All stay in the caches, so these
+  // rows measure arithmetic (GFLOP/s); "GB/s" is latent bytes per second. (On AVX2 both spilled
+  // every sum to the stack until 2026-12-06, at a fifth of their speed now.)
   {
     constexpr int kKeys = 2048, kLatent = 512, kHeads = 4;
     const auto latents = randomMatrix(int64_t{kKeys} * kLatent, 9);
@@ -172,6 +172,23 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
                              kLatent);
     });
     record(sum, bytes, 1);
+    // One head's kv_b rows read as an int8 kv_b is stored (widened in registers): W_UK^T q
+    // (192 rows added, scaled by q_nope) and W_UV o (256 rows times the latent output).
+    constexpr int kNope = 192, kV = 256;
+    const auto kvBValues = randomMatrix(int64_t{kNope + kV} * kLatent, 13);
+    const quant::QuantizedMatrix kvB =
+        quant::quantizeMatrix(kvBValues.data(), kNope + kV, kLatent, quant::IntFormat::Int8, 0);
+    KernelBenchResult query{"kv_b_query_int8", "int8", 0, kNope, kLatent, 1};
+    query.seconds = medianSeconds(repeats, [&] {
+      std::fill(out.begin(), out.begin() + kLatent, 0.0f);
+      kernels::int8AddScaledRows(kvB, 0, kNope, queries.data(), 0, 1, out.data(), kLatent);
+    });
+    record(query, int64_t{kNope} * kLatent, 1);
+    KernelBenchResult output{"kv_b_output_int8", "int8", 0, kV, kLatent, 1};
+    output.seconds = medianSeconds(repeats, [&] {
+      kernels::int8RowsTimesInputs(kvB, kNope, kV, queries.data(), 1, kV, logits.data());
+    });
+    record(output, int64_t{kV} * kLatent, 1);
   }
   // The f32 kernel on a small model's shapes (the bundled tiny model's 256-column projections
   // and output head, and an expert's 48-column down projection) on one thread, from the
