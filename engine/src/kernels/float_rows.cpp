@@ -109,10 +109,12 @@ struct Int8Rows {
   })
 // W int8 codes from p as floats. GCC 12 lowers a vector conversion from bytes lane by lane
 // through general registers, and bytes -> 16-bit -> 32-bit lanes in halves (nine instructions
-// per 16 codes with AVX-512). With 16 and 8 lanes the codes are loaded as 32-bit words instead,
-// each word copied to four lanes (vpermd), its byte k moved to the top of lane k (vpsllvd) and
-// shifted down with its sign (vpsrad): five instructions, W_UK^T q of absorbed attention on an
-// int8 kv_b ~1.6x as fast in cache. Four lanes (baseline SSE2, NEON) keep the conversions.
+// per 16 codes with AVX-512). With 16 and 8 lanes (x86, little-endian) the codes are loaded as
+// 32-bit words instead, each word copied to four lanes (vpermd), its byte k moved to the top of
+// lane k (vpsllvd) and shifted down with its sign (vpsrad): five instructions. `bench kernels`
+// kv_b_query_int8 / kv_b_output_int8 (absorbed attention on an int8 kv_b, from cache) went from
+// 11.7 to 14-17 GFLOP/s on an AVX-512 Xeon. Four lanes (baseline SSE2, NEON) keep the
+// conversions.
 #define STRATA_WIDEN_INT8(W, p)                                                             \
   ({                                                                                        \
     typename Vec<W>::Ints i_;                                                               \
