@@ -169,6 +169,36 @@ struct Int8Rows {
       l_ = STRATA_LOAD(W, p);                              \
     l_;                                                    \
   })
+// The 2W weights from p as two vectors (lo: p[0..W-1], hi: p[W..2W-1]). 2W int8 codes with 16
+// or 8 lanes load as one vector of words, which GCC 12 permutes into both halves in registers
+// (one shuffle fewer per vector than two loads of W); both halves lie in one scale group, as
+// 2W <= 32 <= the group size and p is a multiple of 2W.
+#define STRATA_LOAD_WEIGHTS_PAIR(W, R, p, lo, hi)                                             \
+  do {                                                                                        \
+    if constexpr (std::is_same_v<R, Int8Row> && (W == 16 || W == 8)) {                        \
+      typename Vec<W>::Ints l_, h_, shifts_;                                                  \
+      if constexpr (W == 16) {                                                                \
+        typedef int32_t Words_ __attribute__((vector_size(32)));                              \
+        Words_ w_;                                                                            \
+        std::memcpy(&w_, (p).codes + (p).column, sizeof w_);                                  \
+        l_ = __builtin_shufflevector(w_, w_, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3); \
+        h_ = __builtin_shufflevector(w_, w_, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7); \
+      } else {                                                                                \
+        typedef int32_t Words_ __attribute__((vector_size(16)));                              \
+        Words_ w_;                                                                            \
+        std::memcpy(&w_, (p).codes + (p).column, sizeof w_);                                  \
+        l_ = __builtin_shufflevector(w_, w_, 0, 0, 0, 0, 1, 1, 1, 1);                         \
+        h_ = __builtin_shufflevector(w_, w_, 2, 2, 2, 2, 3, 3, 3, 3);                         \
+      }                                                                                       \
+      for (int s_ = 0; s_ < W; ++s_) shifts_[s_] = 24 - 8 * (s_ % 4);                         \
+      const float scale_ = (p).scales[(p).column >> (p).groupShift];                          \
+      lo = __builtin_convertvector((l_ << shifts_) >> 24, typename Vec<W>::Floats) * scale_;  \
+      hi = __builtin_convertvector((h_ << shifts_) >> 24, typename Vec<W>::Floats) * scale_;  \
+    } else {                                                                                  \
+      lo = STRATA_LOAD_WEIGHTS(W, R, p);                                                      \
+      hi = STRATA_LOAD_WEIGHTS(W, R, (p) + W);                                                \
+    }                                                                                         \
+  } while (0)
 #define STRATA_LOAD_WEIGHTS_TAIL(W, R, p, count)           \
   ({                                                       \
     typename Vec<W>::Floats l_;                            \
@@ -292,8 +322,13 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(R wr, const float*
   for (int64_t k = 0; k < pairs; k += 32) {
 #pragma GCC unroll 4
     for (int p = 0; p < kParts; ++p) {
-      F w0 = STRATA_LOAD_WEIGHTS(W, R, wr + k + p * W);
-      F w1 = STRATA_LOAD_WEIGHTS(W, R, wr + k + 16 + p * W);
+      F w0, w1;
+      if constexpr (W == 16)  // the two halves of the chunk are adjacent
+        STRATA_LOAD_WEIGHTS_PAIR(W, R, wr + k, w0, w1);
+      else {
+        w0 = STRATA_LOAD_WEIGHTS(W, R, wr + k + p * W);
+        w1 = STRATA_LOAD_WEIGHTS(W, R, wr + k + 16 + p * W);
+      }
       if constexpr (kInputs > 1) STRATA_IN_REGISTERS(w0, w1);
 #pragma GCC unroll 4
       for (int j = 0; j < kInputs; ++j) {
@@ -440,8 +475,8 @@ __attribute__((always_inline)) inline void addScaledRowsOf(const Rows& rows, int
     }
     for (int64_t r = 0; r < count; ++r) {
       using R = std::decay_t<decltype(rows[r])>;
-      const F k0 = STRATA_LOAD_WEIGHTS(W, R, rows[r] + j);
-      const F k1 = STRATA_LOAD_WEIGHTS(W, R, rows[r] + j + W);
+      F k0, k1;
+      STRATA_LOAD_WEIGHTS_PAIR(W, R, rows[r] + j, k0, k1);
 #pragma GCC unroll 4
       for (int i = 0; i < kN; ++i) {
         const float s = scales[i * scaleStride + r];
