@@ -3,11 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <functional>
 #include <limits>
 #include <optional>
-#include <thread>
 
 #include "kernels/matmul.h"
 #include "model/ops.h"
@@ -65,16 +63,14 @@ struct FeedForwardTask {
 };
 
 // Several SwiGLUs in one parallel region. Large ones (decode's experts on a real model): every
-// gate and up product's rows in runs taken by whichever thread is free (rowChunks), then every
-// down product's rows the same way, so the threads stay balanced whatever the count (one expert
-// per thread left one of two threads idle for a ninth of a decode layer: 8 routed + 1 shared).
-// The thread finishing a task's last gate or up run computes its SwiGLU and down-product input
-// at once, and a down run waits only for its own task: no barrier between the phases (with
-// one, the threads idled ~45 us of a ~1.1 ms decode layer of the synthetic medium model,
-// streaming nothing). Small ones (a tiny model's): whole tasks per thread, as splitting them
-// costs more in scheduling than it balances. Tasks reading the same rows (decode: every expert
-// reads the one token) quantize them once. A row's numbers do not depend on the split, so
-// each output is exactly a lone SwiGLU's.
+// gate and up product's rows in runs taken by whichever thread is free (rowChunks), then each
+// task's SwiGLU and down-product input (one task per thread at a time), then every down
+// product's rows the same way, so the threads stay balanced whatever the count (one expert per
+// thread left one of two threads idle for a ninth of a decode layer: 8 routed + 1 shared). Small
+// ones (a tiny model's): whole tasks per thread, as splitting them costs more in scheduling than it
+// balances. Tasks reading the same rows (decode: every expert reads the one token) quantize
+// them once. A row's numbers do not depend on the split, so each output is exactly a lone
+// SwiGLU's.
 void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelConfig& k) {
   std::vector<kernels::RowProduct> gateUp;
   gateUp.reserve(2 * tasks.size());
@@ -113,22 +109,11 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
     for (const FeedForwardTask& t : tasks) rows.push_back(t.w->down.rows());
     downChunks = kernels::rowChunks(rows, threads, tasks.front().w->down.cols() * tasks.front().m);
   }
-  // The runs' hand-out and each task's progress (see the region).
-  std::atomic<size_t> nextRun{0};
-  std::vector<std::atomic<int64_t>> gateUpRunsLeft(tasks.size());
-  std::vector<std::atomic<bool>> downReady(tasks.size());
-  for (const kernels::RowChunk& c : gateUpChunks) gateUpRunsLeft[c.product / 2].fetch_add(1);
   auto prepareDown = [&](size_t i) {
     FeedForwardTask& t = tasks[i];
     for (size_t j = 0; j < t.gate.size(); ++j) t.gate[j] = silu(t.gate[j]) * t.up[j];
     down[i].emplace(t.w->down, t.gate.data(), t.m, t.out, k.integerActivations, k.intKernels);
   };
-  if (!wholeTasks)  // a task without gate or up rows (none in a real model) is ready at once
-    for (size_t i = 0; i < tasks.size(); ++i)
-      if (gateUpRunsLeft[i] == 0) {
-        prepareDown(i);
-        downReady[i] = true;
-      }
 #pragma omp parallel if (parallel)
   {
     std::vector<float> scratch;  // a dequantized weight row, the thread's own
@@ -141,24 +126,14 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
         down[i]->computeRows(0, down[i]->rows(), scratch);
       }
     } else {
-      // Gate and up runs first, in task order, then down runs: a thread waits on a task's
-      // down input only when every run before has been taken, so the task's last gate or up
-      // run is being computed by another thread.
-      const size_t runs = gateUpChunks.size() + downChunks.size();
-      for (size_t r = nextRun.fetch_add(1); r < runs; r = nextRun.fetch_add(1)) {
-        if (r < gateUpChunks.size()) {
-          const kernels::RowChunk& c = gateUpChunks[r];
-          gateUp[c.product].computeRows(c.begin, c.end, scratch);
-          const size_t task = c.product / 2;
-          if (gateUpRunsLeft[task].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            prepareDown(task);
-            downReady[task].store(true, std::memory_order_release);
-          }
-        } else {
-          const kernels::RowChunk& c = downChunks[r - gateUpChunks.size()];
-          while (!downReady[c.product].load(std::memory_order_acquire)) std::this_thread::yield();
-          down[c.product]->computeRows(c.begin, c.end, scratch);
-        }
+      kernels::shareRows(gateUp, gateUpChunks, scratch);
+#pragma omp barrier
+#pragma omp for schedule(dynamic, 1)
+      for (size_t i = 0; i < tasks.size(); ++i) prepareDown(i);
+#pragma omp for schedule(dynamic, 1) nowait
+      for (size_t i = 0; i < downChunks.size(); ++i) {
+        const kernels::RowChunk& c = downChunks[i];
+        down[c.product]->computeRows(c.begin, c.end, scratch);
       }
     }
   }
