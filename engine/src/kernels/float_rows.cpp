@@ -437,8 +437,14 @@ __attribute__((always_inline)) inline void int8RowsTimesInputsOf(const Int8Rows&
                                                                  int64_t cols, int64_t rows,
                                                                  float* y) {
   FourLaneTotals totals;
-  for (int64_t r = 0; r < count; ++r)
+  const auto* codes = reinterpret_cast<const char*>(w.codes);
+  const int64_t bytes = count * w.rowBytes;
+  for (int64_t r = 0; r < count; ++r) {
+    // a few rows ahead: each row is a short stream the hardware prefetcher barely starts on
+    for (int64_t at = (r + 4) * w.rowBytes; at < std::min((r + 5) * w.rowBytes, bytes); at += 64)
+      __builtin_prefetch(codes + at, 0, 3);
     rowTimesInputsOf<Int8Row, kMaxInputs, kHalvesInputs, W>(w[r], x, n, cols, rows, y + r, totals);
+  }
   totals.flush();
 }
 
