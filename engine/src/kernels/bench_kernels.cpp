@@ -189,6 +189,32 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
       kernels::int8RowsTimesInputs(kvB, kNope, kV, queries.data(), 1, kV, logits.data());
     });
     record(output, int64_t{kV} * kLatent, 1);
+    // A whole layer's kv_b (64 heads) from memory, both products of every head, as the absorbed
+    // attention reads it in a decode step: "GB/s" is kv_b bytes per second, and the ratio is to
+    // one thread's read bandwidth.
+    constexpr int kHeadsPerLayer = 64;
+    const auto layerValues = randomMatrix(int64_t{kHeadsPerLayer} * (kNope + kV) * kLatent, 14);
+    const quant::QuantizedMatrix layerKvB = quant::quantizeMatrix(
+        layerValues.data(), kHeadsPerLayer * (kNope + kV), kLatent, quant::IntFormat::Int8, 0);
+    const int copies =
+        std::max<int>(1, static_cast<int>(workingSet / static_cast<double>(layerKvB.bytes())));
+    const std::vector<quant::QuantizedMatrix> layers(static_cast<size_t>(copies), layerKvB);
+    KernelBenchResult layer{"kv_b_layer_int8", "int8", 0, kHeadsPerLayer * (kNope + kV),
+                            kLatent,           1};
+    layer.seconds = medianSeconds(repeats,
+                                  [&] {
+                                    for (const quant::QuantizedMatrix& m : layers)
+                                      for (int h = 0; h < kHeadsPerLayer; ++h) {
+                                        const int64_t first = int64_t{h} * (kNope + kV);
+                                        std::fill(out.begin(), out.begin() + kLatent, 0.0f);
+                                        kernels::int8AddScaledRows(m, first, kNope, queries.data(),
+                                                                   0, 1, out.data(), kLatent);
+                                        kernels::int8RowsTimesInputs(
+                                            m, first + kNope, kV, out.data(), 1, kV, logits.data());
+                                      }
+                                  }) /
+                    copies;
+    record(layer, layerKvB.codeBytes(), 1);
   }
   // The f32 kernel on a small model's shapes (the bundled tiny model's 256-column projections
   // and output head, and an expert's 48-column down projection) on one thread, from the
