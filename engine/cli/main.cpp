@@ -63,7 +63,8 @@ const std::vector<Command>& commands() {
             Memory read bandwidth, then each kernel's weight bandwidth (int4, int8, f32) on
             GLM-5 decode shapes and GFLOP/s on prefill shapes, as a ratio to that bandwidth,
             absorbed attention's row kernels and the f32 kernel on a small model's shapes
-            (GFLOP/s, one thread, from cache).
+            (GFLOP/s, one thread, from cache), and a GLM-5 layer's int8 kv_b as the absorbed
+            attention reads it (one thread, from memory).
             --json: one JSON object per line, the last a summary.)"},
       {"bench cache", {"json"}, strata::cli::runBenchCache,
        R"(bench cache --trace FILE [--capacity-fraction F | --capacity N] [--json]
