@@ -145,9 +145,10 @@ KernelBenchReport benchKernels(const KernelBenchOptions& options,
   }
   // Absorbed attention's row kernels at GLM-5's shapes (latent 512) on one thread: four heads'
   // dots with each of 2,048 cached latents (DSA's index_topk), those latents' weighted sum
-  // into four heads' outputs, and one head's int8 kv_b products. All stay in the caches, so these
-  // rows measure arithmetic (GFLOP/s); "GB/s" is latent bytes per second. (On AVX2 both spilled
-  // every sum to the stack until 2026-12-06, at a fifth of their speed now.)
+  // into four heads' outputs, and one head's int8 kv_b products. These stay in the caches, so
+  // they measure arithmetic (GFLOP/s); "GB/s" is latent bytes per second. (On AVX2 the first two
+  // spilled every sum to the stack until 2026-12-06, at a fifth of their speed now.) Last, a
+  // whole layer's kv_b from memory.
   {
     constexpr int kKeys = 2048, kLatent = 512, kHeads = 4;
     const auto latents = randomMatrix(int64_t{kKeys} * kLatent, 9);

@@ -107,44 +107,53 @@ struct Int8Rows {
     std::memcpy(&v_, &w_, sizeof v_);                                          \
     v_;                                                                        \
   })
-// W int8 codes from p as floats. GCC 12 lowers a vector conversion from bytes lane by lane
-// through general registers, and bytes -> 16-bit -> 32-bit lanes in halves (nine instructions
-// per 16 codes with AVX-512). With 16 and 8 lanes (x86, little-endian) the codes are loaded as
-// 32-bit words instead, each word copied to four lanes (vpermd), its byte k moved to the top of
-// lane k (vpsllvd) and shifted down with its sign (vpsrad): five instructions. `bench kernels`
-// kv_b_query_int8 / kv_b_output_int8 (absorbed attention on an int8 kv_b, from cache) went from
-// 11.7 to 14-17 GFLOP/s on an AVX-512 Xeon. Four lanes (baseline SSE2, NEON) keep the
-// conversions.
-#define STRATA_WIDEN_INT8(W, p)                                                             \
-  ({                                                                                        \
-    typename Vec<W>::Ints i_;                                                               \
-    if constexpr (W == 16) {                                                                \
-      typedef int32_t Words_ __attribute__((vector_size(16)));                              \
-      typedef int32_t Copies_ __attribute__((vector_size(32)));                             \
-      Words_ w_;                                                                            \
-      std::memcpy(&w_, (p), sizeof w_);                                                     \
-      /* through a source half the result's width, which GCC 12 permutes in registers */    \
-      const Copies_ c_ = __builtin_shufflevector(w_, w_, 0, 1, 2, 3, 0, 1, 2, 3);           \
-      i_ = __builtin_shufflevector(c_, c_, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3); \
-    } else if constexpr (W == 8) {                                                          \
-      typedef int32_t Words_ __attribute__((vector_size(8)));                               \
-      typedef int32_t Copies_ __attribute__((vector_size(16)));                             \
-      Words_ w_;                                                                            \
-      std::memcpy(&w_, (p), sizeof w_);                                                     \
-      const Copies_ c_ = __builtin_shufflevector(w_, w_, 0, 1, 0, 1);                       \
-      i_ = __builtin_shufflevector(c_, c_, 0, 0, 0, 0, 1, 1, 1, 1);                         \
-    } else {                                                                                \
-      typename Vec<W>::Bytes b_;                                                            \
-      std::memcpy(&b_, (p), sizeof b_);                                                     \
-      i_ = __builtin_convertvector(__builtin_convertvector(b_, typename Vec<W>::Shorts),    \
-                                   typename Vec<W>::Ints);                                  \
-    }                                                                                       \
-    if constexpr (W == 16 || W == 8) {                                                      \
-      typename Vec<W>::Ints shifts_;                                                        \
-      for (int l_ = 0; l_ < W; ++l_) shifts_[l_] = 24 - 8 * (l_ % 4);                       \
-      i_ = (i_ << shifts_) >> 24;                                                           \
-    }                                                                                       \
-    __builtin_convertvector(i_, typename Vec<W>::Floats);                                   \
+// Int8 codes as floats. GCC 12 lowers a vector conversion from bytes lane by lane through
+// general registers, and bytes -> 16-bit -> 32-bit lanes in halves (nine instructions per 16
+// codes with AVX-512). With 16 and 8 lanes (x86, little-endian) the codes are loaded as 32-bit
+// words instead, each word copied to four lanes (vpermd), its byte k moved to the top of lane k
+// (vpsllvd) and shifted down with its sign (vpsrad). GCC 12 permutes in registers only from a
+// vector half the result's width, so the words come in as 2W codes (two vectors' worth, see
+// STRATA_LOAD_WEIGHTS_PAIR) or as W codes copied twice. `bench kernels` kv_b_query_int8 /
+// kv_b_output_int8 (one head's int8 kv_b, from cache) 11.5-11.9 -> 20-23 GFLOP/s on an AVX-512
+// Xeon. Four lanes (baseline SSE2, NEON) keep the conversions.
+//
+// The codes in words w_ (2W bytes) from word o on, sign-extended to W int32 lanes.
+#define STRATA_CODES_OF_WORDS(W, w, o)                                                         \
+  ({                                                                                           \
+    typename Vec<W>::Ints i_, shifts_;                                                         \
+    if constexpr (W == 16)                                                                     \
+      i_ = __builtin_shufflevector(w, w, o, o, o, o, o + 1, o + 1, o + 1, o + 1, o + 2, o + 2, \
+                                   o + 2, o + 2, o + 3, o + 3, o + 3, o + 3);                  \
+    else                                                                                       \
+      i_ = __builtin_shufflevector(w, w, o, o, o, o, o + 1, o + 1, o + 1, o + 1);              \
+    for (int l_ = 0; l_ < W; ++l_) shifts_[l_] = 24 - 8 * (l_ % 4);                            \
+    (i_ << shifts_) >> 24;                                                                     \
+  })
+// W int8 codes from p as floats.
+#define STRATA_WIDEN_INT8(W, p)                                                          \
+  ({                                                                                     \
+    typename Vec<W>::Ints i_;                                                            \
+    if constexpr (W == 16) {                                                             \
+      typedef int32_t Words_ __attribute__((vector_size(16)));                           \
+      typedef int32_t Copies_ __attribute__((vector_size(32)));                          \
+      Words_ w_;                                                                         \
+      std::memcpy(&w_, (p), sizeof w_);                                                  \
+      const Copies_ c_ = __builtin_shufflevector(w_, w_, 0, 1, 2, 3, 0, 1, 2, 3);        \
+      i_ = STRATA_CODES_OF_WORDS(16, c_, 0);                                             \
+    } else if constexpr (W == 8) {                                                       \
+      typedef int32_t Words_ __attribute__((vector_size(8)));                            \
+      typedef int32_t Copies_ __attribute__((vector_size(16)));                          \
+      Words_ w_;                                                                         \
+      std::memcpy(&w_, (p), sizeof w_);                                                  \
+      const Copies_ c_ = __builtin_shufflevector(w_, w_, 0, 1, 0, 1);                    \
+      i_ = STRATA_CODES_OF_WORDS(8, c_, 0);                                              \
+    } else {                                                                             \
+      typename Vec<W>::Bytes b_;                                                         \
+      std::memcpy(&b_, (p), sizeof b_);                                                  \
+      i_ = __builtin_convertvector(__builtin_convertvector(b_, typename Vec<W>::Shorts), \
+                                   typename Vec<W>::Ints);                               \
+    }                                                                                    \
+    __builtin_convertvector(i_, typename Vec<W>::Floats);                                \
   })
 // W codes of an Int8Row times their scale: one group, as W <= 32 <= the group size and
 // vectors start at multiples of W. The tail's lanes past `count` are 0, as a widened row's.
@@ -169,35 +178,25 @@ struct Int8Rows {
       l_ = STRATA_LOAD(W, p);                              \
     l_;                                                    \
   })
-// The 2W weights from p as two vectors (lo: p[0..W-1], hi: p[W..2W-1]). 2W int8 codes with 16
-// or 8 lanes load as one vector of words, which GCC 12 permutes into both halves in registers
-// (one shuffle fewer per vector than two loads of W); both halves lie in one scale group, as
-// 2W <= 32 <= the group size and p is a multiple of 2W.
-#define STRATA_LOAD_WEIGHTS_PAIR(W, R, p, lo, hi)                                             \
-  do {                                                                                        \
-    if constexpr (std::is_same_v<R, Int8Row> && (W == 16 || W == 8)) {                        \
-      typename Vec<W>::Ints l_, h_, shifts_;                                                  \
-      if constexpr (W == 16) {                                                                \
-        typedef int32_t Words_ __attribute__((vector_size(32)));                              \
-        Words_ w_;                                                                            \
-        std::memcpy(&w_, (p).codes + (p).column, sizeof w_);                                  \
-        l_ = __builtin_shufflevector(w_, w_, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3); \
-        h_ = __builtin_shufflevector(w_, w_, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7); \
-      } else {                                                                                \
-        typedef int32_t Words_ __attribute__((vector_size(16)));                              \
-        Words_ w_;                                                                            \
-        std::memcpy(&w_, (p).codes + (p).column, sizeof w_);                                  \
-        l_ = __builtin_shufflevector(w_, w_, 0, 0, 0, 0, 1, 1, 1, 1);                         \
-        h_ = __builtin_shufflevector(w_, w_, 2, 2, 2, 2, 3, 3, 3, 3);                         \
-      }                                                                                       \
-      for (int s_ = 0; s_ < W; ++s_) shifts_[s_] = 24 - 8 * (s_ % 4);                         \
-      const float scale_ = (p).scales[(p).column >> (p).groupShift];                          \
-      lo = __builtin_convertvector((l_ << shifts_) >> 24, typename Vec<W>::Floats) * scale_;  \
-      hi = __builtin_convertvector((h_ << shifts_) >> 24, typename Vec<W>::Floats) * scale_;  \
-    } else {                                                                                  \
-      lo = STRATA_LOAD_WEIGHTS(W, R, p);                                                      \
-      hi = STRATA_LOAD_WEIGHTS(W, R, (p) + W);                                                \
-    }                                                                                         \
+// The 2W weights from p as two vectors (lo: p[0..W-1], hi: p[W..2W-1]); 2W int8 codes with 16
+// or 8 lanes from one load of words. Both halves lie in one scale group, as 2W <= 32 <= the
+// group size and p is a multiple of 2W.
+#define STRATA_LOAD_WEIGHTS_PAIR(W, R, p, lo, hi)                                          \
+  do {                                                                                     \
+    if constexpr (std::is_same_v<R, Int8Row> && (W == 16 || W == 8)) {                     \
+      /* GCC 12 takes a vector size depending on W for no vector: one typedef per width */ \
+      typedef int32_t Words16_ __attribute__((vector_size(32)));                           \
+      typedef int32_t Words8_ __attribute__((vector_size(16)));                            \
+      std::conditional_t<W == 16, Words16_, Words8_> w_;                                   \
+      std::memcpy(&w_, (p).codes + (p).column, sizeof w_);                                 \
+      const float scale_ = (p).scales[(p).column >> (p).groupShift];                       \
+      using F_ = typename Vec<W>::Floats;                                                  \
+      lo = __builtin_convertvector(STRATA_CODES_OF_WORDS(W, w_, 0), F_) * scale_;          \
+      hi = __builtin_convertvector(STRATA_CODES_OF_WORDS(W, w_, W / 4), F_) * scale_;      \
+    } else {                                                                               \
+      lo = STRATA_LOAD_WEIGHTS(W, R, p);                                                   \
+      hi = STRATA_LOAD_WEIGHTS(W, R, (p) + W);                                             \
+    }                                                                                      \
   } while (0)
 #define STRATA_LOAD_WEIGHTS_TAIL(W, R, p, count)           \
   ({                                                       \
