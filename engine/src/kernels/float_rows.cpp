@@ -118,16 +118,16 @@ struct Int8Rows {
 // Xeon. Four lanes (baseline SSE2, NEON) keep the conversions.
 //
 // The codes in words w_ (2W bytes) from word o on, sign-extended to W int32 lanes.
-#define STRATA_CODES_OF_WORDS(W, w, o)                                                         \
-  ({                                                                                           \
-    typename Vec<W>::Ints i_, shifts_;                                                         \
-    if constexpr (W == 16)                                                                     \
-      i_ = __builtin_shufflevector(w, w, o, o, o, o, o + 1, o + 1, o + 1, o + 1, o + 2, o + 2, \
-                                   o + 2, o + 2, o + 3, o + 3, o + 3, o + 3);                  \
-    else                                                                                       \
-      i_ = __builtin_shufflevector(w, w, o, o, o, o, o + 1, o + 1, o + 1, o + 1);              \
-    for (int l_ = 0; l_ < W; ++l_) shifts_[l_] = 24 - 8 * (l_ % 4);                            \
-    (i_ << shifts_) >> 24;                                                                     \
+#define STRATA_CODES_OF_WORDS(W, w, o)                                                       \
+  ({                                                                                         \
+    typename Vec<W>::Ints spread_, byteShifts_;                                              \
+    if constexpr (W == 16)                                                                   \
+      spread_ = __builtin_shufflevector(w, w, o, o, o, o, o + 1, o + 1, o + 1, o + 1, o + 2, \
+                                        o + 2, o + 2, o + 2, o + 3, o + 3, o + 3, o + 3);    \
+    else                                                                                     \
+      spread_ = __builtin_shufflevector(w, w, o, o, o, o, o + 1, o + 1, o + 1, o + 1);       \
+    for (int k_ = 0; k_ < W; ++k_) byteShifts_[k_] = 24 - 8 * (k_ % 4);                      \
+    (spread_ << byteShifts_) >> 24;                                                          \
   })
 // W int8 codes from p as floats.
 #define STRATA_WIDEN_INT8(W, p)                                                          \
