@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/engine.h"
 #include "strata/sampling.h"
 
 namespace {
@@ -114,6 +115,32 @@ class TestSampling : public QObject {
     // A -inf mask is respected.
     const std::vector<float> masked = {-INFINITY, -1.0f, -INFINITY};
     QCOMPARE(sampler.sample(masked, {}), 1);
+  }
+
+  // strata::argmax (greedy decoding, the benchmarks) against a plain scan: the first index of
+  // the largest value, NaNs skipped, over lengths around its lane width and a vocabulary's.
+  void argmaxIsTheFirstIndexOfTheLargestValue() {
+    auto plainScan = [](const std::vector<float>& v) {
+      size_t best = 0;
+      for (size_t i = 1; i < v.size(); ++i)
+        if (v[i] > v[best]) best = i;
+      return static_cast<int32_t>(best);
+    };
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> small(-3, 3);  // few values: many ties
+    for (size_t n : {1, 2, 7, 8, 9, 15, 16, 17, 33, 1000, 32000}) {
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<float> v(n);
+        for (float& x : v) x = static_cast<float>(small(rng));
+        if (trial % 4 == 1) v[rng() % n] = NAN;
+        if (trial % 4 == 2) v[rng() % n] = -0.0f;
+        if (trial % 4 == 3) v[n - 1] = 10.0f;  // the maximum in the tail past the lanes
+        QCOMPARE(strata::argmax(v), plainScan(v));
+      }
+    }
+    QCOMPARE(strata::argmax(std::vector<float>{NAN, 1.0f, 2.0f}), 0);  // as the plain scan
+    QCOMPARE(strata::argmax(std::vector<float>{-0.0f, 0.0f}), 0);
+    QCOMPARE(strata::argmax(std::vector<float>{-INFINITY, -INFINITY}), 0);
   }
 
   void sameSeedSameSequence() {

@@ -388,9 +388,11 @@ void runAttention(const ModelContext& ctx, const LayerWeights& layer, const floa
                         rows, ctx.kernels);
   else
     kernels::matmul(w.qB, qLatent.data(), rows, q.data(), ctx.kernels);
-  for (int64_t s = 0; s < rows; ++s)
+  for (int64_t s = 0; s < rows; ++s) {
+    const Rope::Angles angles = ctx.rope.at(positions[static_cast<size_t>(s)]);
     for (int h = 0; h < d.heads; ++h)
-      ctx.rope.apply(q.data() + (s * d.heads + h) * d.qk + d.nope, positions[static_cast<size_t>(s)]);
+      ctx.rope.apply(q.data() + (s * d.heads + h) * d.qk + d.nope, angles);
+  }
 
   // 3. Latent c (normalized) and the shared rope key, appended to each sequence's cache.
   for (const SequenceStep& seq : sequences)

@@ -124,9 +124,11 @@ void runIndexer(const ModelContext& ctx, const IndexerWeights& w, IndexerProject
   for (const SequenceStep& seq : sequences) {
     kv::LayerCache& cache = *seq.cache;
     appendIndexKeys(ctx, w, kRaw.data() + seq.firstRow * dim, seq.batch, cache);
-    for (int64_t s = 0; s < seq.batch.count; ++s)
+    for (int64_t s = 0; s < seq.batch.count; ++s) {
+      const Rope::Angles angles = ctx.rope.at(seq.batch.position(s));
       for (int h = 0; h < heads; ++h)
-        ctx.rope.apply(q.data() + ((seq.firstRow + s) * heads + h) * dim, seq.batch.position(s));
+        ctx.rope.apply(q.data() + ((seq.firstRow + s) * heads + h) * dim, angles);
+    }
     // 4-5. Scores over visible keys, then the top k.
     *seq.selection = selectKeys(ctx, q.data() + seq.firstRow * heads * dim,
                                 gates.data() + seq.firstRow * heads, seq.batch, cache);
