@@ -607,10 +607,11 @@ class TestKernels : public QObject {
     }
   }
 
-  // A product lends its quantized activations only to a matrix that reads them in the same
-  // layout (decode's experts share one quantization of the token: a shared int8 expert ahead
-  // of int4 routed ones once made every routed one quantize again), and a product built from
-  // a lender gives the numbers of one of its own.
+  // A product lends its quantized activations to a matrix that reads them in the same layout,
+  // and int8-order ones to int4 weights of the same row width, rearranged (decode's experts
+  // share one quantization of the token: a shared int8 expert ahead of int4 routed ones once
+  // made every routed one quantize again); a product built from a lender gives the numbers of
+  // one of its own.
   void productsLendInputsInTheirLayoutOnly() {
     const int cols = 256;
     const auto x = randomValues(cols, 71);
@@ -629,13 +630,16 @@ class TestKernels : public QObject {
     const kernels::RowProduct fromInt4(int4, x.data(), 1, y.data(), true, k);
     const kernels::RowProduct exact(int8, x.data(), 1, y.data(), false, k);  // quantizes nothing
     QVERIFY(fromInt8.lendsInputTo(int8) && fromInt4.lendsInputTo(int4));
-    QVERIFY(!fromInt8.lendsInputTo(int4) && !fromInt4.lendsInputTo(int8));
-    QVERIFY(!fromInt4.lendsInputTo(int4Wide) && !fromInt4.lendsInputTo(f32));
-    QVERIFY(!exact.lendsInputTo(int8));
+    QVERIFY(fromInt8.lendsInputTo(int4) && !fromInt4.lendsInputTo(int8));
+    QVERIFY(!fromInt4.lendsInputTo(int4Wide) && !fromInt8.lendsInputTo(int4Wide));
+    QVERIFY(!fromInt4.lendsInputTo(f32) && !exact.lendsInputTo(int8));
     std::vector<float> scratch;
-    kernels::RowProduct(int4, fromInt4, lent.data()).computeRows(0, 16, scratch);
     kernels::RowProduct(int4, x.data(), 1, own.data(), true, k).computeRows(0, 16, scratch);
-    QVERIFY(bitEqual(lent, own));
+    for (const kernels::RowProduct* lender : {&fromInt4, &fromInt8}) {
+      std::fill(lent.begin(), lent.end(), NAN);
+      kernels::RowProduct(int4, *lender, lent.data()).computeRows(0, 16, scratch);
+      QVERIFY(bitEqual(lent, own));
+    }
   }
 
   // rowChunks (the runs threads take in turn) covers every row of every product once, in

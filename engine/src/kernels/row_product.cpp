@@ -64,8 +64,9 @@ bool RowProduct::lendsInputTo(const Matrix& w) const {
 }
 
 bool RowProduct::lendsInputTo(const quant::QuantizedMatrix& w) const {
-  return input_ && w.cols == cols_ && w.format == quantized_->format &&
-         w.paddedCols == quantized_->paddedCols;
+  if (!input_ || w.cols != cols_ || w.paddedCols != quantized_->paddedCols) return false;
+  return w.format == quantized_->format ||
+         (quantized_->format == quant::IntFormat::Int8 && w.format == quant::IntFormat::Int4);
 }
 
 void RowProduct::prepareInteger(const RowProduct* sameInput) {
@@ -74,12 +75,14 @@ void RowProduct::prepareInteger(const RowProduct* sameInput) {
   tileDot_ = w.format == quant::IntFormat::Int8 ? kernels_.int8Tile : kernels_.int4Tile;
   blocks_ = w.paddedCols / quant::kBlock;
   groupShift_ = groupShiftOf(w.groupSize, w.paddedCols);
-  if (sameInput && sameInput->lendsInputTo(w)) {
+  const bool lent = sameInput && sameInput->lendsInputTo(w);
+  if (lent && sameInput->quantized_->format == w.format) {
     input_ = sameInput->input_;
     return;
   }
   auto input = std::make_shared<IntegerInput>();
-  input->activations = quant::quantizeActivations(x_, n_, w.cols, w.paddedCols, w.format);
+  input->activations = lent ? quant::inInt4Order(sameInput->input_->activations)
+                            : quant::quantizeActivations(x_, n_, w.cols, w.paddedCols, w.format);
   // Int4: the kernels subtract the codes' +8 once per block, 8 * the block's activation sum.
   const std::vector<int32_t>& parts = input->activations.int4Offsets;
   input->int4Offsets.resize(parts.size() / 4);

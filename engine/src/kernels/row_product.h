@@ -30,10 +30,13 @@ class RowProduct {
              const IntKernels& kernels);
   // Another matrix against `sameInput`'s activations: their int8 quantization is shared when
   // both matrices read it in the same layout (decode's gate and up products of every expert
-  // read one token), so it is computed once. The numbers are those of a product of its own.
+  // read one token), so it is computed once, and rearranged rather than computed again for
+  // int4 weights after int8 ones (a shared int8 expert, then int4 routed ones). The numbers
+  // are those of a product of its own.
   RowProduct(const Matrix& w, const RowProduct& sameInput, float* y);
-  // Whether a product of `w` built from this one would share its quantized activations (the
-  // integer path, and `w` quantized in the same format and row width).
+  // Whether a product of `w` built from this one would take its quantized activations, as they
+  // are or rearranged (the integer path, and `w` quantized with the same row width, in the
+  // same format or int4 after int8).
   bool lendsInputTo(const Matrix& w) const;
 
   int64_t rows() const { return rows_; }

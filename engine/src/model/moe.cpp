@@ -80,10 +80,10 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
     const auto size = static_cast<size_t>(t.m * t.w->gate.rows());
     t.gate.resize(size);
     t.up.resize(size);
-    // An earlier task reading the same rows in the same layout: a shared int8 expert ahead of
-    // int4 routed ones must not stop them sharing one quantization among themselves.
+    // The nearest earlier task reading the same rows: int4 routed experts after a shared int8
+    // one rearrange its quantization once, then share the first one's among themselves.
     const kernels::RowProduct* sameInput = nullptr;
-    for (size_t j = 0; j < i && !sameInput; ++j)
+    for (size_t j = i; j-- > 0 && !sameInput;)
       if (tasks[j].x == t.x && tasks[j].m == t.m && gateUp[2 * j].lendsInputTo(t.w->gate))
         sameInput = &gateUp[2 * j];
     if (sameInput)
@@ -239,13 +239,22 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
       for (size_t j = first; j < next; ++j) ready[j].w.reset();
     }
   }
+  // Each row's sum in the vector kernel, its outputs held in registers across its experts
+  // (the adds in ascending expert order, as a loop over the experts would make them).
+  std::vector<std::vector<const float*>> sources(static_cast<size_t>(count));
+  std::vector<std::vector<float>> weights(static_cast<size_t>(count));
   for (size_t i = 0; i < needed.size(); ++i) {
     const auto& rows = users[static_cast<size_t>(needed[i])];
     for (size_t r = 0; r < rows.size(); ++r) {
-      float* dst = out + rows[r].first * hidden;
-      const float* src = results[i].data() + r * hidden;
-      for (int64_t k = 0; k < hidden; ++k) dst[k] += rows[r].second * src[k];
+      sources[static_cast<size_t>(rows[r].first)].push_back(results[i].data() + r * hidden);
+      weights[static_cast<size_t>(rows[r].first)].push_back(rows[r].second);
     }
+  }
+  for (int64_t row = 0; row < count; ++row) {
+    const auto& rowSources = sources[static_cast<size_t>(row)];
+    kernels::addScaledRows(rowSources.data(), static_cast<int64_t>(rowSources.size()),
+                           weights[static_cast<size_t>(row)].data(), 0, 1, hidden,
+                           out + row * hidden, hidden);
   }
 }
 

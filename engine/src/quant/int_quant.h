@@ -100,6 +100,9 @@ struct QuantizedActivations {
 // matching what the low and high nibbles of 64 weight bytes hold.
 QuantizedActivations quantizeActivations(const float* x, int64_t rows, int64_t cols,
                                          int64_t paddedCols, IntFormat order);
+// The same activations in int4 order, from their int8-order quantization (a shared int8
+// expert and int4 routed ones read one token: quantized once).
+QuantizedActivations inInt4Order(const QuantizedActivations& int8Order);
 
 // Where the int8 code of column c of a 128-column chunk sits in the int4 arrangement.
 inline int64_t int4ActivationSlot(int64_t c) {
