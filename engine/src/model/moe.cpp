@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "kernels/matmul.h"
@@ -58,7 +59,7 @@ struct FeedForwardTask {
   const float* x;  // [m x H]
   int64_t m;
   float* out;  // [m x H]
-  std::vector<float> gate, up;
+  std::unique_ptr<float[]> gate, up;  // m x the intermediate size each, written whole
   std::vector<float> gathered;  // the task's own copy of its input rows, when it needs one
 };
 
@@ -78,8 +79,8 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
   for (size_t i = 0; i < tasks.size(); ++i) {
     FeedForwardTask& t = tasks[i];
     const auto size = static_cast<size_t>(t.m * t.w->gate.rows());
-    t.gate.resize(size);
-    t.up.resize(size);
+    t.gate = std::make_unique_for_overwrite<float[]>(size);
+    t.up = std::make_unique_for_overwrite<float[]>(size);
     // The nearest earlier task reading the same rows: int4 routed experts after a shared int8
     // one rearrange its quantization once, then share the first one's among themselves.
     const kernels::RowProduct* sameInput = nullptr;
@@ -87,10 +88,10 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
       if (tasks[j].x == t.x && tasks[j].m == t.m && gateUp[2 * j].lendsInputTo(t.w->gate))
         sameInput = &gateUp[2 * j];
     if (sameInput)
-      gateUp.emplace_back(t.w->gate, *sameInput, t.gate.data());
+      gateUp.emplace_back(t.w->gate, *sameInput, t.gate.get());
     else
-      gateUp.emplace_back(t.w->gate, t.x, t.m, t.gate.data(), k.integerActivations, k.intKernels);
-    gateUp.emplace_back(t.w->up, gateUp[2 * i], t.up.data());
+      gateUp.emplace_back(t.w->gate, t.x, t.m, t.gate.get(), k.integerActivations, k.intKernels);
+    gateUp.emplace_back(t.w->up, gateUp[2 * i], t.up.get());
     const int64_t taskWork = 3 * gateUp.back().multiplyAdds();
     work += taskWork;
     largest = std::max(largest, taskWork);
@@ -111,8 +112,9 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
   }
   auto prepareDown = [&](size_t i) {
     FeedForwardTask& t = tasks[i];
-    for (size_t j = 0; j < t.gate.size(); ++j) t.gate[j] = silu(t.gate[j]) * t.up[j];
-    down[i].emplace(t.w->down, t.gate.data(), t.m, t.out, k.integerActivations, k.intKernels);
+    const int64_t size = t.m * t.w->gate.rows();
+    for (int64_t j = 0; j < size; ++j) t.gate[j] = silu(t.gate[j]) * t.up[j];
+    down[i].emplace(t.w->down, t.gate.get(), t.m, t.out, k.integerActivations, k.intKernels);
   };
 #pragma omp parallel if (parallel)
   {
@@ -143,7 +145,8 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
 
 void feedForward(const FeedForwardWeights& w, const float* x, int64_t rows, float* out,
                  const kernels::KernelConfig& kernels) {
-  std::vector<FeedForwardTask> task{{&w, x, rows, out, {}, {}, {}}};
+  std::vector<FeedForwardTask> task;
+  task.push_back({&w, x, rows, out, {}, {}, {}});
   runFeedForwards(task, kernels);
 }
 
@@ -159,14 +162,23 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
                 const FeedForwardWeights* shared, std::vector<float>& sharedOut) {
   const ModelConfig& c = ctx.config;
   const int64_t hidden = c.hiddenSize;
-  std::vector<std::vector<std::pair<int64_t, float>>> users(static_cast<size_t>(c.nRoutedExperts));
+  // The experts any row chose, ascending, and by their index there each one's rows with their
+  // gate weights (a list per chosen expert, not per expert of the layer: decode chooses 8).
+  std::vector<int> needed;
   for (int64_t row = 0; row < count; ++row) {
     const RoutingDecision& r = routes[static_cast<size_t>(row)];
-    for (size_t j = 0; j < r.experts.size(); ++j) users[r.experts[j]].push_back({row, r.weights[j]});
+    needed.insert(needed.end(), r.experts.begin(), r.experts.end());
   }
-  std::vector<int> needed;
-  for (int e = 0; e < c.nRoutedExperts; ++e)
-    if (!users[static_cast<size_t>(e)].empty()) needed.push_back(e);
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  std::vector<std::vector<std::pair<int64_t, float>>> users(needed.size());
+  for (int64_t row = 0; row < count; ++row) {
+    const RoutingDecision& r = routes[static_cast<size_t>(row)];
+    for (size_t j = 0; j < r.experts.size(); ++j) {
+      const auto at = std::lower_bound(needed.begin(), needed.end(), r.experts[j]) - needed.begin();
+      users[static_cast<size_t>(at)].push_back({row, r.weights[j]});
+    }
+  }
   experts.prefetch(layer, needed, /*predicted=*/false);
   if (whileReading) whileReading();
 
@@ -174,7 +186,7 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   // order, the handle dropped at once so an evicted expert's bytes are freed); the outputs are
   // then summed in ascending expert order, so the result is bit-identical to computing with
   // every expert resident whatever arrives first. The shared expert joins the first round.
-  std::vector<std::vector<float>> results(needed.size());
+  std::vector<std::unique_ptr<float[]>> results(needed.size());  // written whole by `down`
   if (shared) sharedOut.resize(static_cast<size_t>(count * hidden));
   bool sharedPending = shared != nullptr;
   std::vector<size_t> pending(needed.size());
@@ -185,11 +197,9 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   };
   std::vector<Ready> ready;
   std::vector<FeedForwardTask> tasks;
-  auto rowsOf = [&](size_t i) {
-    return static_cast<int64_t>(users[static_cast<size_t>(needed[i])].size());
-  };
+  auto rowsOf = [&](size_t i) { return static_cast<int64_t>(users[i].size()); };
   auto add = [&](Ready& e) {
-    const auto& rows = users[static_cast<size_t>(needed[e.i])];
+    const auto& rows = users[e.i];
     const int64_t m = rowsOf(e.i);
     FeedForwardTask& t = tasks.emplace_back(FeedForwardTask{&*e.w, x, m, nullptr, {}, {}, {}});
     if (m < count) {  // else every row chose this expert: no copy
@@ -199,8 +209,8 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
                   t.gathered.begin() + r * hidden);
       t.x = t.gathered.data();
     }
-    results[e.i].resize(static_cast<size_t>(m * hidden));
-    t.out = results[e.i].data();
+    results[e.i] = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(m * hidden));
+    t.out = results[e.i].get();
   };
   while (!pending.empty() || sharedPending) {
     ready.clear();
@@ -244,9 +254,9 @@ void runExperts(const ModelContext& ctx, int layer, ExpertSource& experts,
   std::vector<std::vector<const float*>> sources(static_cast<size_t>(count));
   std::vector<std::vector<float>> weights(static_cast<size_t>(count));
   for (size_t i = 0; i < needed.size(); ++i) {
-    const auto& rows = users[static_cast<size_t>(needed[i])];
+    const auto& rows = users[i];
     for (size_t r = 0; r < rows.size(); ++r) {
-      sources[static_cast<size_t>(rows[r].first)].push_back(results[i].data() + r * hidden);
+      sources[static_cast<size_t>(rows[r].first)].push_back(results[i].get() + r * hidden);
       weights[static_cast<size_t>(rows[r].first)].push_back(rows[r].second);
     }
   }
