@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 
+#include "kernels/exponentials.h"
 #include "kernels/matmul.h"
 #include "model/indexer.h"
 
@@ -23,19 +24,6 @@ void forEachKey(const KeySelection& sel, int64_t visible, Fn&& fn) {
   } else {
     for (int32_t t : sel.keys) fn(t);
   }
-}
-
-// softmax in place over `len` logits.
-void softmax(float* logits, int64_t len) {
-  float maxLogit = logits[0];
-  for (int64_t i = 1; i < len; ++i) maxLogit = std::max(maxLogit, logits[i]);
-  double sum = 0.0;
-  for (int64_t i = 0; i < len; ++i) {
-    logits[i] = std::exp(logits[i] - maxLogit);
-    sum += logits[i];
-  }
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < len; ++i) logits[i] *= inv;
 }
 
 bool useExpandedForm(const ModelContext& ctx, const Dims& d, const TokenBatch& batch) {
@@ -104,7 +92,7 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
       };
       // Row s's output from `len` weights (logits before softmax) over `rows`.
       auto finishRow = [&](int64_t s, float* weights, int64_t len, const float* const* rows) {
-        softmax(weights, len);
+        kernels::softmax(weights, len);
         float* oh = o + (s * d.heads + h) * d.v;
         std::fill(oh, oh + d.v, 0.0f);
         kernels::addScaledRows(rows, len, weights, 0, 1, d.v, oh, d.v);
@@ -152,7 +140,7 @@ void attendExpanded(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
             float* row = logits.data() + k * keys;
             const int64_t visible = batch.visibleKeys(first + k);
             for (int64_t t = 0; t < visible; ++t) row[t] *= scale;
-            softmax(row, visible);
+            kernels::softmax(row, visible);
             std::fill(row + visible, row + span, 0.0f);  // adding 0 * value changes no sum
           }
           float* groupO = o + (first * d.heads + h) * d.v;  // row k's at k * heads * v
@@ -295,7 +283,7 @@ void attendAbsorbed(const Dims& d, const Matrix& kvB, const kv::LayerCache& cach
           float* headLogits = logits.data() + k * keys;
           const float* headRope = ropeLogits.data() + k * keys;
           for (int64_t i = 0; i < len; ++i) headLogits[i] = (headLogits[i] + headRope[i]) * scale;
-          softmax(headLogits, len);
+          kernels::softmax(headLogits, len);
         }
         kernels::addScaledRows(latentRows.data(), len, logits.data(), keys, heads, d.latent,
                                oLatent.data(), d.latent);

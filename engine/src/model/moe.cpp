@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "kernels/exponentials.h"
 #include "kernels/matmul.h"
 #include "model/ops.h"
 
@@ -112,8 +113,7 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
   }
   auto prepareDown = [&](size_t i) {
     FeedForwardTask& t = tasks[i];
-    const int64_t size = t.m * t.w->gate.rows();
-    for (int64_t j = 0; j < size; ++j) t.gate[j] = silu(t.gate[j]) * t.up[j];
+    kernels::siluTimes(t.gate.get(), t.up.get(), t.m * t.w->gate.rows());
     down[i].emplace(t.w->down, t.gate.get(), t.m, t.out, k.integerActivations, k.intKernels);
   };
 #pragma omp parallel if (parallel)

@@ -31,7 +31,6 @@ inline void layerNorm(const float* x, const float* weight, const float* bias, in
     y[i] = static_cast<float>((x[i] - mean) * inv) * weight[i] + bias[i];
 }
 
-inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
 inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // Interleaved ("GPT-J", adjacent pairs) rotary embedding without scaling (§3.3):
