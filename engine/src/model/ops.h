@@ -11,8 +11,16 @@ namespace strata::model {
 
 // y = w * x / sqrt(mean(x^2) + eps)   (§3.2)
 inline void rmsNorm(const float* x, const float* weight, int64_t n, float eps, float* y) {
+  // The sum of squares in eight independent lanes: one running sum made each add wait on the
+  // last (~3 us for 2,048 values, ~9 for GLM-5's 6,144; a layer has several norms).
+  constexpr int64_t kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += double{x[c + l]} * x[c + l];
   double sumSquares = 0.0;
-  for (int64_t i = 0; i < n; ++i) sumSquares += double{x[i]} * x[i];
+  for (; c < n; ++c) sumSquares += double{x[c]} * x[c];
+  for (const double lane : lanes) sumSquares += lane;
   const float inv = static_cast<float>(1.0 / std::sqrt(sumSquares / n + eps));
   for (int64_t i = 0; i < n; ++i) y[i] = weight[i] * (x[i] * inv);
 }
