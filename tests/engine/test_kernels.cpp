@@ -14,6 +14,7 @@
 #endif
 
 #include "engine/row_order.h"
+#include "kernels/exponentials.h"
 #include "kernels/int_dot.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_matmul.h"
@@ -360,6 +361,11 @@ class TestKernels : public QObject {
         kernels::matmul(m, x.data(), n, out.data());
         check("matmul (f32 / bf16)");
       }
+    std::vector<float> values(x.begin(), x.begin() + cols);
+    kernels::siluTimes(values.data(), x.data() + cols, cols);
+    check("siluTimes");
+    kernels::softmax(values.data(), cols);
+    check("softmax");
 #else
     QSKIP("x86-64 only: the SSE/AVX transition penalty is an x86 matter");
 #endif
