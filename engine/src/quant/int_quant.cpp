@@ -19,51 +19,23 @@ int encode(float v, float scale, int qmax) {
   return static_cast<int>(std::clamp(q, static_cast<float>(-qmax), static_cast<float>(qmax)));
 }
 
-// One block of `count` <= 32 activations: returns its scale and writes its codes in column
+// Blocks of 32 activations, `blocks` of them in one call (a call per block cost ~1.8x as long;
+// the exact divisions are most of what is left): each block's scale and its codes in column
 // order (the same arithmetic as encode(): exact division, round to nearest even, clamp).
 // Decode quantizes every activation row once per matmul, so this is built for AVX2 too. Not
-// for AVX-512: GCC 12's avx512f clone returned its scale through a 512-bit move into zmm0
-// and no vzeroupper, leaving the upper state dirty, and every SSE instruction after it (the
-// SwiGLU's expf, ...) ran ~30x slower on an AVX-512 Xeon until the next kernel's vzeroupper:
-// in-memory decode of the synthetic medium model lost ~15 % of its time to it.
+// for AVX-512: GCC 12's avx512f clone of a former per-block version returned its scale through
+// a 512-bit move into zmm0 and no vzeroupper, leaving the upper state dirty, and every SSE
+// instruction after it (the SwiGLU's expf, ...) ran ~30x slower on an AVX-512 Xeon until the
+// next kernel's vzeroupper: in-memory decode of the synthetic medium model lost ~15 % of its
+// time to it.
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-float quantizeActivationBlock(const float* x, int64_t count, int8_t* codes) {
-  // The largest magnitude in eight independent lanes (GCC keeps a single running maximum
-  // scalar, one compare waiting on the last: half this function's time). A maximum does not
-  // depend on the order it is taken in, and a NaN is skipped either way.
-  constexpr int kLanes = 8;
-  float lanes[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= count; c += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float a = std::fabs(x[c + l]);
-      lanes[l] = a > lanes[l] ? a : lanes[l];
-    }
-  float amax = 0.0f;
-  for (; c < count; ++c) {
-    const float a = std::fabs(x[c]);
-    amax = a > amax ? a : amax;
-  }
-  for (const float a : lanes) amax = a > amax ? a : amax;
-  const float scale = amax / 127.0f;
-  for (int64_t c = 0; c < count; ++c) {
-    const float q = scale == 0.0f ? 0.0f : std::nearbyint(x[c] / scale);
-    codes[c] = static_cast<int8_t>(q < -127.0f ? -127.0f : q > 127.0f ? 127.0f : q);
-  }
-  return scale;
-}
-
-// Whole blocks of 32 activations in one call: the same arithmetic as quantizeActivationBlock
-// with count 32 (so the same codes and scales), ~1.8x faster than a call per block (the exact
-// divisions are most of what is left). For AVX2 too, not AVX-512, as above.
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void quantizeWholeBlocks(const float* __restrict x, int64_t blocks, int8_t* __restrict codes,
-                         float* __restrict scales) {
+void quantizeBlocks(const float* __restrict x, int64_t blocks, int8_t* __restrict codes,
+                    float* __restrict scales) {
   for (int64_t b = 0; b < blocks; ++b, x += kBlock, codes += kBlock) {
+    // The largest magnitude in eight independent lanes (one running maximum waits on the last
+    // compare). A maximum does not depend on the order it is taken in; a NaN is skipped.
     constexpr int kLanes = 8;
     float lanes[kLanes] = {};
     for (int c = 0; c < kBlock; c += kLanes)
@@ -216,12 +188,15 @@ QuantizedActivations quantizeActivations(const float* x, int64_t rows, int64_t c
     const float* xr = x + r * cols;
     int8_t* codes = a.codes.data() + r * paddedCols;
     float* scales = a.scales.data() + r * blocks;
-    quantizeWholeBlocks(xr, whole, codes, scales);
-    for (int64_t b = whole; b < blocks; ++b) {  // a partial block, then padding (all 0)
+    quantizeBlocks(xr, whole, codes, scales);
+    // A partial block and the padding as zero-padded copies: a 0 changes no block's maximum
+    // and gets code 0 (a block of padding: scale 0).
+    for (int64_t b = whole; b < blocks; ++b) {
       const int64_t begin = b * kBlock;
       const int64_t count = std::max<int64_t>(0, std::min(begin + kBlock, cols) - begin);
-      std::fill(codes + begin, codes + begin + kBlock, int8_t{0});
-      scales[b] = quantizeActivationBlock(xr + begin, count, codes + begin);
+      float padded[kBlock] = {};
+      std::copy(xr + begin, xr + begin + count, padded);
+      quantizeBlocks(padded, 1, codes + begin, scales + b);
     }
   }
   return order == IntFormat::Int4 ? inInt4Order(a) : a;
