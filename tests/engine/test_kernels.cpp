@@ -513,8 +513,8 @@ class TestKernels : public QObject {
   // four at a time, across rows and inputs:
   // every row's output is the documented order's (bf16: on the widened weights) for any count,
   // including groups cut short, and nothing is written past the count in a strided output.
-  // Decode's one input goes four rows at a time and bf16 with two to four inputs two at a time
-  // (AVX-512), the bf16 inputs paired where they fit in L1 (not for 8,224 columns).
+  // Decode's one input goes four rows at a time up to 1,024 columns (not 8,224), and paired
+  // bf16 rows with two to four inputs two at a time (AVX-512); bf16 both paired and not.
   void rowsTimesInputsWritesEachRow_data() {
     QTest::addColumn<int>("count");
     QTest::addColumn<int>("inputs");
@@ -536,10 +536,14 @@ class TestKernels : public QObject {
         widened[k] = quant::bf16ToF32(bf16[k]);
       }
       const float nan = std::numeric_limits<float>::quiet_NaN();
-      std::vector<float> y(static_cast<size_t>(inputs) * stride, nan), yBf16 = y, yGathered = y;
+      std::vector<float> y(static_cast<size_t>(inputs) * stride, nan), yBf16 = y, yGathered = y,
+                                                                       yPaired = y;
       kernels::rowsTimesInputs(w.data(), count, x.data(), inputs, cols, stride, y.data());
       kernels::bf16RowsTimesInputs(bf16.data(), count, x.data(), inputs, cols, stride,
                                    yBf16.data());
+      const std::vector<float> paired = kernels::bf16PairedInputs(x.data(), inputs, cols);
+      kernels::bf16RowsTimesInputs(bf16.data(), count, x.data(), inputs, cols, stride,
+                                   yPaired.data(), paired.empty() ? nullptr : paired.data());
       // The gathered form with the rows listed last first: output r is the row at rows[r].
       std::vector<const float*> reversed;
       for (int r = count - 1; r >= 0; --r)
@@ -550,10 +554,12 @@ class TestKernels : public QObject {
         for (int r = 0; r < stride; ++r) {
           const float got = y[static_cast<size_t>(i) * stride + r];
           const float gotBf16 = yBf16[static_cast<size_t>(i) * stride + r];
+          const float gotPaired = yPaired[static_cast<size_t>(i) * stride + r];
           const QString where = QString("cols %1, input %2, row %3").arg(cols).arg(i).arg(r);
           const float gotGathered = yGathered[static_cast<size_t>(i) * stride + r];
           if (r >= count) {
-            QVERIFY2(std::isnan(got) && std::isnan(gotBf16) && std::isnan(gotGathered),
+            QVERIFY2(std::isnan(got) && std::isnan(gotBf16) && std::isnan(gotGathered) &&
+                         std::isnan(gotPaired),
                      qPrintable(where + ": written past the rows"));
             continue;
           }
@@ -567,6 +573,7 @@ class TestKernels : public QObject {
           QVERIFY2(gotBf16 == test::documentedDot(widened.data() + static_cast<size_t>(r) * cols,
                                                   xi, cols),
                    qPrintable(where + ": bf16 not the widened weights' documented order"));
+          QVERIFY2(gotPaired == gotBf16, qPrintable(where + ": bf16 paired differs"));
         }
     }
   }

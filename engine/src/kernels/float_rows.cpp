@@ -319,7 +319,7 @@ template <typename R, int W>
 constexpr bool kPairable = std::is_same_v<R, const uint16_t*> && (W == 16 || W == 8);
 
 // The inputs of the full 32-column chunks as paired rows meet them: within each 2W columns,
-// the even columns, then the odd ones. Columns after the last full chunk are not read.
+// the even columns, then the odd ones. Columns after the last full chunk are not written.
 template <int W>
 __attribute__((always_inline)) inline void pairInputs(const float* x, int64_t n, int64_t cols,
                                                       float* paired) {
@@ -563,22 +563,19 @@ __attribute__((always_inline)) inline void rowTimesInputsOf(R wr, const float* x
 }
 
 // `count` consecutive weight rows (row r at w + r * cols, its outputs at y[i * rows + r]), the
-// last steps of their dots four at a time. One input (decode) goes four rows at a time
-// (someRowsTimesSomeInputs); bf16 pairs the inputs once for all rows where they fit in L1.
+// last steps of their dots four at a time; bf16 rows paired where xPaired holds the paired
+// inputs. Rows up to kInterleavedCols wide (a small model's) go several at a time
+// (someRowsTimesSomeInputs): four adjacent rows are then one stretch of memory, where wider
+// ones would be four streams, which an earlier two-row pass showed can defeat a hardware
+// prefetcher (0.62-0.69x sweeping memory on a Zen 3).
 template <typename T, int kMaxInputs, int kHalvesInputs, int W>
 __attribute__((always_inline)) inline void rowsTimesInputsOf(const T* w, int64_t count,
                                                              const float* x, int64_t n,
-                                                             int64_t cols, int64_t rows, float* y) {
+                                                             int64_t cols, int64_t rows, float* y,
+                                                             const float* xPaired = nullptr) {
   constexpr bool kPairs = kPairable<const T*, W>;
-  constexpr int64_t kPairedFloats = 8192;
-  float paired[kPairs ? kPairedFloats : 1];
-  const float* xPaired = nullptr;
-  if constexpr (kPairs) {
-    if (cols >= 32 && n * cols <= kPairedFloats) {
-      pairInputs<W>(x, n, cols, paired);
-      xPaired = paired;
-    }
-  }
+  constexpr int64_t kInterleavedCols = 1024;
+  if constexpr (!kPairs) xPaired = nullptr;
   FourLaneTotals totals;
   int64_t r = 0;
   // kRows rows of kInputs inputs at a time (their sums and inputs in registers).
@@ -598,13 +595,14 @@ __attribute__((always_inline)) inline void rowsTimesInputsOf(const T* w, int64_t
   using std::integral_constant;
   // With four lanes a row's sums are already eight vectors, eight chains: no gain (SSE2).
   if constexpr (W >= 8) {
-    if (n == 1) interleave(integral_constant<int, 4>{}, integral_constant<int, 1>{});
+    if (n == 1 && cols <= kInterleavedCols)
+      interleave(integral_constant<int, 4>{}, integral_constant<int, 1>{});
   }
   // Paired bf16 rows with AVX-512 also two rows at a time for two to four inputs (a verify
   // pass): 1.3-1.35x on cache-resident 256-column rows. Not f32 (three inputs ~0.75x) nor AVX2
   // (whose 16 registers hold one row's sums for two inputs).
   if constexpr (kPairs && W == 16) {
-    if (xPaired) {
+    if (xPaired && cols <= kInterleavedCols) {
       if (n == 2) interleave(integral_constant<int, 2>{}, integral_constant<int, 2>{});
       if (n == 3) interleave(integral_constant<int, 2>{}, integral_constant<int, 3>{});
       if (n == 4) interleave(integral_constant<int, 2>{}, integral_constant<int, 4>{});
@@ -772,16 +770,25 @@ void gatheredRowsTimesInputs4(const float* const* rows, int64_t count, const flo
 }
 
 STRATA_TARGET_16 void bf16RowsTimesInputs16(const uint16_t* w, int64_t count, const float* x,
-                                            int64_t n, int64_t cols, int64_t rows, float* y) {
-  rowsTimesInputsOf<uint16_t, 4, 0, 16>(w, count, x, n, cols, rows, y);
+                                            int64_t n, int64_t cols, int64_t rows, float* y,
+                                            const float* xPaired) {
+  rowsTimesInputsOf<uint16_t, 4, 0, 16>(w, count, x, n, cols, rows, y, xPaired);
 }
 STRATA_TARGET_8 void bf16RowsTimesInputs8(const uint16_t* w, int64_t count, const float* x,
-                                          int64_t n, int64_t cols, int64_t rows, float* y) {
-  rowsTimesInputsOf<uint16_t, 2, 4, 8>(w, count, x, n, cols, rows, y);
+                                          int64_t n, int64_t cols, int64_t rows, float* y,
+                                          const float* xPaired) {
+  rowsTimesInputsOf<uint16_t, 2, 4, 8>(w, count, x, n, cols, rows, y, xPaired);
 }
 void bf16RowsTimesInputs4(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,
-                          int64_t rows, float* y) {
+                          int64_t rows, float* y, const float*) {
   rowsTimesInputsOf<uint16_t, 2, 0, 4>(w, count, x, n, cols, rows, y);
+}
+
+STRATA_TARGET_16 void pairInputs16(const float* x, int64_t n, int64_t cols, float* paired) {
+  pairInputs<16>(x, n, cols, paired);
+}
+STRATA_TARGET_8 void pairInputs8(const float* x, int64_t n, int64_t cols, float* paired) {
+  pairInputs<8>(x, n, cols, paired);
 }
 
 STRATA_TARGET_16 void int8RowsTimesInputs16(const Int8Rows& w, int64_t count, const float* x,
@@ -885,10 +892,18 @@ void gatheredRowsTimesInputs(const float* const* rows, int64_t count, const floa
           count, x, n, cols, outStride, y);
 }
 
+std::vector<float> bf16PairedInputs(const float* x, int64_t n, int64_t cols) {
+  const int width = vectorWidth();
+  if (width < 8 || cols < 32) return {};
+  std::vector<float> paired(static_cast<size_t>(n * cols));
+  (width == 16 ? pairInputs16 : pairInputs8)(x, n, cols, paired.data());
+  return paired;
+}
+
 void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,
-                         int64_t rows, float* y) {
+                         int64_t rows, float* y, const float* xPaired) {
   atWidth(bf16RowsTimesInputs16, bf16RowsTimesInputs8, bf16RowsTimesInputs4, w, count, x, n, cols,
-          rows, y);
+          rows, y, xPaired);
 }
 
 void addScaledRows(const float* const* rows, int64_t count, const float* scales,

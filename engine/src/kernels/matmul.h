@@ -93,9 +93,15 @@ void rowsTimesInputs(const float* w, int64_t count, const float* x, int64_t n, i
 void gatheredRowsTimesInputs(const float* const* rows, int64_t count, const float* x, int64_t n,
                              int64_t cols, int64_t outStride, float* y);
 // The same with bf16 weight rows, widened in registers: bit-identical to rowsTimesInputs on
-// the widened rows, reading half the bytes.
+// the widened rows, reading half the bytes. With 16 or 8 lanes they widen fastest "paired"
+// (even and odd columns apart, float_rows.cpp), which needs the inputs rearranged to match:
+// xPaired = bf16PairedInputs(x, n, cols), made once per product, or null (the same bits,
+// slower).
 void bf16RowsTimesInputs(const uint16_t* w, int64_t count, const float* x, int64_t n, int64_t cols,
-                         int64_t rows, float* y);
+                         int64_t rows, float* y, const float* xPaired = nullptr);
+// The inputs rearranged for bf16RowsTimesInputs' paired rows on this CPU; empty where it has
+// no use for them (four lanes, rows under 32 columns).
+std::vector<float> bf16PairedInputs(const float* x, int64_t n, int64_t cols);
 // The same with `count` rows of an int8 matrix from `first` (cols = w.cols), each code times
 // its group's scale in registers: bit-identical to rowsTimesInputs on dequantizeRow's rows,
 // reading a quarter of their bytes and writing none (absorbed attention's W_UV from an int8

@@ -12,6 +12,7 @@ RowProduct::RowProduct(const Matrix& w, const float* x, int64_t n, float* y, boo
     : x_(x), n_(n), y_(y), rows_(w.rows()), cols_(w.cols()), integer_(integer), kernels_(kernels) {
   selectPath(w);
   if (path_ == Path::Integer) prepareInteger(nullptr);
+  if (path_ == Path::Bf16) prepareBf16(nullptr);
 }
 
 RowProduct::RowProduct(const quant::QuantizedMatrix& w, const float* x, int64_t n, float* y,
@@ -38,6 +39,16 @@ RowProduct::RowProduct(const Matrix& w, const RowProduct& sameInput, float* y)
       kernels_(sameInput.kernels_) {
   selectPath(w);
   if (path_ == Path::Integer) prepareInteger(&sameInput);
+  if (path_ == Path::Bf16) prepareBf16(&sameInput);
+}
+
+void RowProduct::prepareBf16(const RowProduct* sameInput) {
+  if (sameInput && sameInput->paired_ && sameInput->cols_ == cols_) {
+    paired_ = sameInput->paired_;
+    return;
+  }
+  auto paired = std::make_shared<std::vector<float>>(bf16PairedInputs(x_, n_, cols_));
+  if (!paired->empty()) paired_ = std::move(paired);
 }
 
 void RowProduct::selectPath(const Matrix& w) {
@@ -104,7 +115,7 @@ void RowProduct::computeRowsInto(int64_t begin, int64_t end, float* out, int64_t
       return;
     case Path::Bf16:
       bf16RowsTimesInputs(matrix_->bf16Data() + begin * cols_, end - begin, x_, n_, cols_,
-                          outStride, out);
+                          outStride, out, paired_ ? paired_->data() : nullptr);
       return;
     case Path::Dequant:
       scratch.resize(static_cast<size_t>(cols_));

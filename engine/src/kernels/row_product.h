@@ -53,6 +53,7 @@ class RowProduct {
  private:
   void selectPath(const Matrix& w);
   void prepareInteger(const RowProduct* sameInput);
+  void prepareBf16(const RowProduct* sameInput);
   bool lendsInputTo(const quant::QuantizedMatrix& w) const;
 
   Path path_;
@@ -68,6 +69,8 @@ class RowProduct {
     quant::QuantizedActivations activations;
     std::vector<int32_t> int4Offsets;
   };
+  // Bf16 path: the inputs as paired rows meet them (bf16PairedInputs), shared like input_.
+  std::shared_ptr<const std::vector<float>> paired_;
   bool integer_;
   IntKernels kernels_;
   std::shared_ptr<const IntegerInput> input_;
