@@ -42,7 +42,12 @@ RowProduct::RowProduct(const Matrix& w, const RowProduct& sameInput, float* y)
   if (path_ == Path::Bf16) prepareBf16(&sameInput);
 }
 
+// Decode and verify passes (up to four inputs) pair their inputs; prefill keeps them as they
+// are, which costs no copy of a whole chunk (AVX2 passes more than two inputs in halves,
+// which do not read paired inputs).
 void RowProduct::prepareBf16(const RowProduct* sameInput) {
+  constexpr int64_t kMaxPairedInputs = 4;
+  if (n_ > kMaxPairedInputs) return;
   if (sameInput && sameInput->paired_ && sameInput->cols_ == cols_) {
     paired_ = sameInput->paired_;
     return;
