@@ -430,7 +430,7 @@ __attribute__((always_inline)) inline void rowTimesSomeInputs(R wr, const float*
 // row's dot is two chains of adds per input (16 / W vectors each), one add per 32 columns, so
 // one input of a lone row waits on the add's latency; kRows rows give kRows times the
 // independent adds. Decode's one input, four rows, on cache-resident rows of 256 columns
-// (one thread, AVX-512): f32 1.5x the rate, bf16 1.9x with pairing; AVX2 1.45x and 1.2x.
+// (one thread, AVX-512): f32 1.5x the rate, bf16 1.9x with pairing; AVX2 1.4x and 1.2x.
 // Each row's sums are rowTimesSomeInputs<R, kInputs, W>'s, in its order: the same bits.
 template <typename R, int kRows, int kInputs, int W, bool kPaired>
 __attribute__((always_inline)) inline void someRowsTimesSomeInputs(const R* wr, const float* x,
