@@ -626,7 +626,7 @@ class TestKernels : public QObject {
   // and int8-order ones to int4 weights of the same row width, rearranged (decode's experts
   // share one quantization of the token: a shared int8 expert ahead of int4 routed ones once
   // made every routed one quantize again); a product built from a lender gives the numbers of
-  // one of its own.
+  // one of its own. A bf16 product lends its paired inputs to bf16 rows of the same width.
   void productsLendInputsInTheirLayoutOnly() {
     const int cols = 256;
     const auto x = randomValues(cols, 71);
@@ -655,6 +655,17 @@ class TestKernels : public QObject {
       kernels::RowProduct(int4, *lender, lent.data()).computeRows(0, 16, scratch);
       QVERIFY(bitEqual(lent, own));
     }
+    const kernels::Matrix bf16 = kernels::Matrix::toBf16(16, cols, values),
+                          bf16Narrow = kernels::Matrix::toBf16(32, cols / 2, values);
+    const kernels::RowProduct fromBf16(bf16, x.data(), 1, y.data(), true, k);
+    const bool pairs = !kernels::bf16PairedInputs(x.data(), 1, cols).empty();  // 16 or 8 lanes
+    QCOMPARE(fromBf16.lendsInputTo(bf16), pairs);
+    QVERIFY(!fromBf16.lendsInputTo(bf16Narrow) && !fromBf16.lendsInputTo(int8));
+    QVERIFY(!fromInt8.lendsInputTo(bf16) && !exact.lendsInputTo(bf16));
+    kernels::RowProduct(bf16, x.data(), 1, own.data(), true, k).computeRows(0, 16, scratch);
+    std::fill(lent.begin(), lent.end(), NAN);
+    kernels::RowProduct(bf16, fromBf16, lent.data()).computeRows(0, 16, scratch);
+    QVERIFY(bitEqual(lent, own));
   }
 
   // rowChunks (the runs threads take in turn) covers every row of every product once, in

@@ -75,6 +75,7 @@ void RowProduct::selectPath(const Matrix& w) {
 }
 
 bool RowProduct::lendsInputTo(const Matrix& w) const {
+  if (w.format() == WeightFormat::BF16) return paired_ && w.cols() == cols_;
   if (w.format() != WeightFormat::Int8 && w.format() != WeightFormat::Int4) return false;
   return lendsInputTo(w.quantized());
 }

@@ -34,9 +34,10 @@ class RowProduct {
   // int4 weights after int8 ones (a shared int8 expert, then int4 routed ones). The numbers
   // are those of a product of its own.
   RowProduct(const Matrix& w, const RowProduct& sameInput, float* y);
-  // Whether a product of `w` built from this one would take its quantized activations, as they
-  // are or rearranged (the integer path, and `w` quantized with the same row width, in the
-  // same format or int4 after int8).
+  // Whether a product of `w` built from this one would take its prepared input: its quantized
+  // activations, as they are or rearranged (the integer path, and `w` quantized with the same
+  // row width, in the same format or int4 after int8), or its paired inputs (bf16 rows of the
+  // same width; decode's experts all read one token).
   bool lendsInputTo(const Matrix& w) const;
 
   int64_t rows() const { return rows_; }

@@ -83,7 +83,8 @@ void runFeedForwards(std::vector<FeedForwardTask>& tasks, const kernels::KernelC
     t.gate = std::make_unique_for_overwrite<float[]>(size);
     t.up = std::make_unique_for_overwrite<float[]>(size);
     // The nearest earlier task reading the same rows: int4 routed experts after a shared int8
-    // one rearrange its quantization once, then share the first one's among themselves.
+    // one rearrange its quantization once, then share the first one's among themselves (bf16
+    // experts share the first one's paired inputs).
     const kernels::RowProduct* sameInput = nullptr;
     for (size_t j = i; j-- > 0 && !sameInput;)
       if (tasks[j].x == t.x && tasks[j].m == t.m && gateUp[2 * j].lendsInputTo(t.w->gate))
