@@ -536,10 +536,12 @@ class Glm5Model:
     # ---------------------------------------------------------------- §3.1 top level
     def forward(self, tokens, cache: ModelCache, dsa: bool = True,
                 log: SelectionLog | None = None, layer_outputs: list | None = None,
-                taps: TrainingTaps | None = None):
+                taps: TrainingTaps | None = None, logit_rows: torch.Tensor | None = None):
         """Runs new tokens (positions continue after the cache). Returns
         (final-normed hidden [.., S, H], logits [.., S, V]). With dsa=False every query attends
-        to all visible keys (the indexer runs only to train it, when taps are given)."""
+        to all visible keys (the indexer runs only to train it, when taps are given). With
+        logit_rows (a bool mask [B, S]), logits are [rows, V] for those positions only:
+        training takes its loss on a few of them, and the head is a large part of a step."""
         cfg = self.cfg
         tokens = torch.as_tensor(tokens, dtype=torch.long)
         single = tokens.dim() == 1
@@ -555,15 +557,18 @@ class Glm5Model:
             if layer_outputs is not None:
                 layer_outputs.append(h[0] if single else h)
         normed = rms_norm(h, self.w("model.norm.weight"), cfg.rms_norm_eps)
+        if logit_rows is not None:
+            return normed, linear(normed[logit_rows], self.w("lm_head.weight"))
         logits = linear(normed, self.w("lm_head.weight"))
         return (normed[0], logits[0]) if single else (normed, logits)
 
     # ---------------------------------------------------------------- §4 MTP
     def mtp_forward(self, next_tokens, main_hidden_normed, cache: ModelCache, dsa: bool = True,
-                    log: SelectionLog | None = None, taps: TrainingTaps | None = None):
+                    log: SelectionLog | None = None, taps: TrainingTaps | None = None,
+                    logit_rows: torch.Tensor | None = None):
         """MTP layer at positions p = cache.mtp.length + 0..S-1.
         next_tokens[.., j] = t[p+1], main_hidden_normed[.., j] = model.norm output at p;
-        returns the logits predicting t[p+2]."""
+        returns the logits predicting t[p+2] (only at logit_rows, as in forward)."""
         cfg = self.cfg
         p = f"model.layers.{cfg.mtp_layer}."
         next_tokens = torch.as_tensor(next_tokens, dtype=torch.long)
@@ -577,6 +582,8 @@ class Glm5Model:
         u = linear(torch.cat([e_normed, h_normed], dim=-1), self.w(p + "eh_proj.weight"))  # [e; h]
         z, _ = self.decoder_layer(cfg.mtp_layer, u, positions, cache.mtp, None, dsa, log, taps)
         z_normed = rms_norm(z, self.w(p + "shared_head.norm.weight"), cfg.rms_norm_eps)
+        if logit_rows is not None:
+            return linear(z_normed[logit_rows], self.w("lm_head.weight"))
         logits = linear(z_normed, self.w("lm_head.weight"))
         return logits[0] if single else logits
 
@@ -789,12 +796,18 @@ class Glm5Model:
         else:
             flat = x.reshape(B * S, H)
             experts, gates = self.route(i, flat)
-            out = torch.zeros_like(flat)
-            for e in torch.unique(experts).tolist():
-                rows, slot = torch.nonzero(experts == e, as_tuple=True)
-                y = self.swiglu(f"{p}experts.{e}.", flat[rows]) * gates[rows, slot, None]
-                out = out.index_add(0, rows, y)
-            out = out.view(B, S, H)
+            # Every (token, expert) pair sorted by expert, tokens in order within one, so one
+            # gather and one scatter serve all experts (a pair per expert made autograd fill a
+            # zero gradient of the whole batch for each). Each token still sums its experts in
+            # ascending order.
+            pairs = torch.sort(experts.flatten(), stable=True)
+            token = pairs.indices // experts.shape[-1]
+            inputs = flat.index_select(0, token)
+            counts = torch.bincount(pairs.values, minlength=self.cfg.n_routed_experts).tolist()
+            outputs = [self.swiglu(f"{p}experts.{e}.", rows)
+                       for e, rows in enumerate(inputs.split(counts)) if counts[e]]
+            y = torch.cat(outputs) * gates.flatten()[pairs.indices, None]
+            out = torch.zeros_like(flat).index_add(0, token, y).view(B, S, H)
         if taps is not None:
             if experts is None:
                 raise ValueError("training taps need expert_dispatch='grouped'")

@@ -341,6 +341,15 @@ def check_batched_grouped_equals_reference():
         n = len(r)
         assert (logits[b, :n] - l1).abs().max() < 1e-12, "batched/grouped logits differ"
         assert (mtp[b, :n - 1] - m1).abs().max() < 1e-12, "batched/grouped MTP logits differ"
+    # Training's form: logits of some rows only, in row-major order.
+    rows_mask = torch.zeros(2, 19, dtype=torch.bool)
+    rows_mask[0, [3, 7, 18]], rows_mask[1, [0, 11]] = True, True
+    _, picked = grouped.forward(batch, ref.ModelCache(model.cfg), logit_rows=rows_mask)
+    mtp_picked = grouped.mtp_forward(batch[:, 1:], hidden[:, :-1], ref.ModelCache(model.cfg),
+                                     logit_rows=rows_mask[:, 1:])
+    assert picked.shape == (5, model.cfg.vocab_size) and mtp_picked.shape == (4, model.cfg.vocab_size)
+    assert (picked - logits[rows_mask]).abs().max() < 1e-12, "logit_rows picked other rows"
+    assert (mtp_picked - mtp[rows_mask[:, 1:]]).abs().max() < 1e-12, "MTP logit_rows picked other rows"
 
 
 def check_vectorized_topk_rule():

@@ -307,16 +307,18 @@ def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None
             taps.copy_logit_rows = keyed
         for layer, heads in (line_heads or {}).items():
             taps.head_targets[layer] = [(h, line_targets(tokens, breaks, n)) for h, n in heads]
-    hidden, logits = model.forward(tokens, ref.ModelCache(cfg), dsa=not dense, taps=taps)
+    # Logits only where a loss is taken (next_mask is False in the last column, so these are
+    # the rows of logits[:, :-1][next_mask[:, :-1]], in the same order).
+    hidden, picked = model.forward(tokens, ref.ModelCache(cfg), dsa=not dense, taps=taps,
+                                   logit_rows=next_mask)
     targets = tokens[:, 1:][next_mask[:, :-1]]
-    picked = logits[:, :-1][next_mask[:, :-1]]
     lm_loss = F.cross_entropy(picked, targets)
 
     mtp_taps = ref.TrainingTaps(query_mask=valid[:, 1:])
-    mtp_logits = model.mtp_forward(tokens[:, 1:], hidden[:, :-1], ref.ModelCache(cfg), dsa=not dense,
-                                   taps=mtp_taps)  # row p: hidden at p, token p+1 -> token p+2
     mtp_rows = skip_mask[:, :-1]  # the last row has no token p+2: skip_mask is False there
-    mtp_picked, mtp_targets = mtp_logits[mtp_rows], tokens[:, 2:][skip_mask[:, :-2]]
+    mtp_picked = model.mtp_forward(tokens[:, 1:], hidden[:, :-1], ref.ModelCache(cfg), dsa=not dense,
+                                   taps=mtp_taps, logit_rows=mtp_rows)  # row p: hidden at p, token p+1 -> token p+2
+    mtp_targets = tokens[:, 2:][skip_mask[:, :-2]]
     mtp_loss = F.cross_entropy(mtp_picked, mtp_targets)
     indexer_kl = torch.stack(taps.indexer_kl + mtp_taps.indexer_kl).sum()
     total = lm_loss + MTP_WEIGHT * mtp_loss + indexer_kl
