@@ -316,8 +316,9 @@ def train_step(model: ref.Glm5Model, batch, dense: bool, copy_heads: dict | None
 
     mtp_taps = ref.TrainingTaps(query_mask=valid[:, 1:])
     mtp_rows = skip_mask[:, :-1]  # the last row has no token p+2: skip_mask is False there
+    # Row p: the hidden state at p and token p+1 predict token p+2.
     mtp_picked = model.mtp_forward(tokens[:, 1:], hidden[:, :-1], ref.ModelCache(cfg), dsa=not dense,
-                                   taps=mtp_taps, logit_rows=mtp_rows)  # row p: hidden at p, token p+1 -> token p+2
+                                   taps=mtp_taps, logit_rows=mtp_rows)
     mtp_targets = tokens[:, 2:][skip_mask[:, :-2]]
     mtp_loss = F.cross_entropy(mtp_picked, mtp_targets)
     indexer_kl = torch.stack(taps.indexer_kl + mtp_taps.indexer_kl).sum()
