@@ -8,6 +8,9 @@ comparing changes to the trainer or the reference model on the same batches.
 one), so an older tree (`git archive REV tools | tar -x -C DIR`) can be timed against this
 one in alternating runs. Random weights (seed 1), sparse attention unless --dense, 3,072-token
 batches of the corpus as train.py makes them (seed 7); the first two steps are not counted.
+The tokenized corpus is cached in the corpus folder (step_time_tokens.npz) and shared by every
+tree timed on it: run this tree first, since tokenizing needs the chat template from the
+checkout's shared/ folder, which a bare `git archive` of tools/ lacks.
 Prints one JSON line: median and mean seconds per step, tokens per step.
 """
 
